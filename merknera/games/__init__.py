@@ -1,0 +1,48 @@
+"""Pure game rules and the registry of the games the platform hosts.
+
+Nothing in this package does I/O: no asyncio, no HTTP, no store.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from merknera.games.base import (
+    CHANCE,
+    JSON,
+    Announcement,
+    Game,
+    IllegalMoveError,
+    InvalidMoveError,
+    JSONObject,
+    MoveError,
+    Outcome,
+    Seat,
+    SeatResult,
+    Termination,
+    UnknownGameError,
+)
+from merknera.games.tictactoe import TicTacToe
+
+AnyGame = Game[Any, Any]
+
+REGISTRY: dict[str, AnyGame] = {game.mnemonic: game for game in (TicTacToe(),)}
+"""Every hosted game by its mnemonic."""
+
+
+def get_game(mnemonic: str) -> AnyGame:
+    """The game registered under ``mnemonic``.
+
+    :raises UnknownGameError: if there is none.
+    """
+    try:
+        return REGISTRY[mnemonic]
+    except KeyError:
+        raise UnknownGameError(mnemonic) from None
+
+
+__all__ = [
+    "CHANCE", "JSON", "REGISTRY", "Announcement", "AnyGame", "Game", "IllegalMoveError",
+    "InvalidMoveError", "JSONObject", "MoveError", "Outcome", "Seat", "SeatResult",
+    "Termination", "UnknownGameError", "get_game",
+]

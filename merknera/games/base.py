@@ -1,0 +1,264 @@
+"""The shared vocabulary of every game's rules.
+
+A game is a value-level description of play: an immutable state, the seat to move, the
+legal moves, ``apply`` and an outcome, plus the *wire view* that turns a state into the
+params of a JSON-RPC call for one seat and a bot's reply into a move.  Nothing here does
+I/O; randomness comes from a :class:`random.Random` owned by the caller.
+
+Two errors separate the two ways a move can be wrong, as python-chess does:
+
+* :class:`InvalidMoveError`: the reply is not a move at all (wrong shape, wrong type,
+  out of range).
+* :class:`IllegalMoveError`: the reply is a well-formed move that the rules forbid in
+  this state (an occupied square, not your turn).
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeAlias, TypeVar
+
+JSON: TypeAlias = "bool | int | float | str | list[JSON] | dict[str, JSON] | None"
+"""A JSON value as :mod:`json` produces and accepts it."""
+
+JSONObject: TypeAlias = dict[str, JSON]
+
+Seat: TypeAlias = int
+"""A seat index: 0 for the first seat, 1 for the second, and so on."""
+
+CHANCE: Seat = -1
+"""Returned by :meth:`Game.to_move` when the next move is drawn by chance."""
+
+StateT = TypeVar("StateT")
+MoveT = TypeVar("MoveT")
+
+
+class MoveError(ValueError):
+    """A bot's move could not be played."""
+
+
+class InvalidMoveError(MoveError):
+    """The reply does not describe a move of this game (malformed)."""
+
+
+class IllegalMoveError(MoveError):
+    """The move is well formed but the rules do not allow it in this state."""
+
+
+class Termination(enum.Enum):
+    """Why a game ended.  One enum for every game and every platform reason."""
+
+    NORMAL = "NORMAL"
+    """The rules ended the game (a line was completed, the board is full, ...)."""
+    TIMEOUT = "TIMEOUT"
+    """A bot did not answer its move in time and forfeited."""
+    UNREACHABLE = "UNREACHABLE"
+    """A bot could not be reached at its move, or stayed offline past the grace period."""
+    STRIKES = "STRIKES"
+    """A bot made its third faulty reply (malformed, illegal, or an error) and forfeited."""
+    NOT_READY = "NOT_READY"
+    """A bot did not become ready for the game in time and forfeited."""
+    SUPERSEDED = "SUPERSEDED"
+    """A newer version of a seated bot was registered; the game ended without a result."""
+    ABORTED = "ABORTED"
+    """The platform could not continue the game; it ended without a result."""
+
+    @property
+    def is_forfeit(self) -> bool:
+        """Whether a bot lost this game by its own fault."""
+        return self in _FORFEITS
+
+
+_FORFEITS = frozenset(
+    {Termination.TIMEOUT, Termination.UNREACHABLE, Termination.STRIKES, Termination.NOT_READY}
+)
+
+
+class SeatResult(enum.Enum):
+    """How a game ended for one seat."""
+
+    WIN = "WIN"
+    DRAW = "DRAW"
+    LOSS = "LOSS"
+    NONE = "NONE"
+    """The game ended without a result (superseded or aborted)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a game ended.
+
+    ``ranks`` holds one rank per seat: 0 is best and equal ranks are tied, so a two-seat
+    win is ``(0, 1)`` and a draw ``(0, 0)``.  ``ranks is None`` means the game ended
+    without a result.
+    """
+
+    termination: Termination
+    ranks: tuple[int, ...] | None
+    detail: str = ""
+    """A sentence that says how the game ended, for people."""
+    scores: tuple[float, ...] | None = None
+    """Game points per seat, for games that keep a score."""
+    offender: Seat | None = None
+    """The seat whose fault ended the game, for forfeits."""
+
+    @classmethod
+    def win(cls, winner: Seat, seats: int, detail: str,
+            scores: tuple[float, ...] | None = None) -> Outcome:
+        """A normal end with a single winner and everyone else tied behind."""
+        ranks = tuple(0 if seat == winner else 1 for seat in range(seats))
+        return cls(Termination.NORMAL, ranks, detail, scores)
+
+    @classmethod
+    def draw(cls, seats: int, detail: str, scores: tuple[float, ...] | None = None) -> Outcome:
+        """A normal end in which every seat ties."""
+        return cls(Termination.NORMAL, (0,) * seats, detail, scores)
+
+    @classmethod
+    def forfeit(cls, offender: Seat, seats: int, termination: Termination,
+                detail: str) -> Outcome:
+        """The offender loses; every other seat shares first place."""
+        if not termination.is_forfeit:
+            raise ValueError(f"{termination} is not a forfeit")
+        ranks = tuple(1 if seat == offender else 0 for seat in range(seats))
+        return cls(termination, ranks, detail, offender=offender)
+
+    @classmethod
+    def no_result(cls, termination: Termination, detail: str) -> Outcome:
+        """An end that rates nobody (superseded or aborted)."""
+        return cls(termination, None, detail)
+
+    @property
+    def winners(self) -> tuple[Seat, ...]:
+        """The seats ranked first, unless every seat is (then nobody won)."""
+        if self.ranks is None:
+            return ()
+        best = [seat for seat, rank in enumerate(self.ranks) if rank == 0]
+        return () if len(best) == len(self.ranks) else tuple(best)
+
+    def result_for(self, seat: Seat) -> SeatResult:
+        """Win, draw, loss, or no result for one seat."""
+        if self.ranks is None:
+            return SeatResult.NONE
+        if self.ranks[seat] != 0:
+            return SeatResult.LOSS
+        firsts = sum(1 for rank in self.ranks if rank == 0)
+        return SeatResult.WIN if firsts == 1 else SeatResult.DRAW
+
+
+@dataclass(frozen=True)
+class Announcement:
+    """A call the runner makes to one seat because of a change of state.
+
+    Games with a richer lifecycle than NewGame/NextMove/Complete (a turn that starts, a
+    roll that scores nothing) describe those calls as data; the runner sends them in
+    order and ignores the replies.
+    """
+
+    seat: Seat
+    method: str
+    """The method name without the game's prefix, e.g. ``"TurnStart"``."""
+    params: JSONObject
+
+
+class Game(ABC, Generic[StateT, MoveT]):
+    """The rules and wire view of one game.
+
+    Subclasses set the class attributes and implement the abstract methods.  States and
+    moves are immutable values; ``apply`` returns a new state.
+    """
+
+    mnemonic: str
+    """The game's name on the wire, e.g. ``"TICTACTOE"``."""
+    name: str
+    """The game's name for people, e.g. ``"Tic-Tac-Toe"``."""
+    prefix: str
+    """The JSON-RPC method prefix, e.g. ``"TicTacToe"``."""
+    min_seats: int = 2
+    max_seats: int = 2
+    max_moves: int
+    """An upper bound on the moves (chance moves included) of any game."""
+    assets: tuple[str, ...] = ()
+    """The names of the asset files a bot needs (``NewGame`` carries their descriptors)."""
+    default_settings: Mapping[str, JSON] = {}
+
+    # -- rules -------------------------------------------------------------------------
+
+    @abstractmethod
+    def new(self, settings: Mapping[str, JSON], seats: int, rng: random.Random) -> StateT:
+        """The starting state for ``seats`` seats."""
+
+    @abstractmethod
+    def to_move(self, state: StateT) -> Seat | None:
+        """The seat to move, :data:`CHANCE`, or ``None`` once the game is over."""
+
+    @abstractmethod
+    def legal_moves(self, state: StateT, seat: Seat) -> Sequence[MoveT]:
+        """Every legal move of ``seat``, in a stable order."""
+
+    @abstractmethod
+    def apply(self, state: StateT, seat: Seat, move: MoveT) -> StateT:
+        """The state after ``seat`` plays ``move``.
+
+        :raises IllegalMoveError: if the rules do not allow the move, with the reason.
+        """
+
+    @abstractmethod
+    def outcome(self, state: StateT) -> Outcome | None:
+        """How the game ended, or ``None`` while it goes on."""
+
+    def sample_chance(self, state: StateT, rng: random.Random) -> MoveT:
+        """Draw the chance move at a :data:`CHANCE` node (games with dice or tile bags)."""
+        raise NotImplementedError(f"{self.mnemonic} has no chance moves")
+
+    # -- values <-> JSON -----------------------------------------------------------------
+
+    @abstractmethod
+    def state_to_json(self, state: StateT) -> JSON:
+        """The state as plain JSON (the platform's record of it, not a seat's view)."""
+
+    @abstractmethod
+    def state_from_json(self, data: JSON) -> StateT:
+        """The inverse of :meth:`state_to_json`."""
+
+    @abstractmethod
+    def move_to_wire(self, move: MoveT) -> JSON:
+        """The move as a bot would send it (and as the move log stores it)."""
+
+    @abstractmethod
+    def parse_move(self, reply: JSON) -> MoveT:
+        """Read a bot's reply (the JSON-RPC ``result``) as a move.
+
+        :raises InvalidMoveError: if the reply is not a move of this game.
+        """
+
+    # -- the wire view of the lifecycle ----------------------------------------------------
+
+    def new_game_params(self, state: StateT, seat: Seat) -> JSONObject:
+        """The game's setup values in ``<G>.NewGame`` (besides gameid, players and assets)."""
+        return {}
+
+    @abstractmethod
+    def next_move_params(self, state: StateT, seat: Seat) -> JSONObject:
+        """The params of ``<G>.NextMove`` for ``seat`` (besides ``gameid``)."""
+
+    @abstractmethod
+    def complete_params(self, state: StateT, seat: Seat) -> JSONObject:
+        """The params of ``<G>.Complete`` for ``seat`` (besides ``gameid`` and ``winner``)."""
+
+    def announcements(self, before: StateT, seat: Seat, move: MoveT,
+                      after: StateT) -> Sequence[Announcement]:
+        """Calls to make because ``seat`` played ``move`` (none by default)."""
+        return ()
+
+    def describe_move(self, state: StateT, seat: Seat, move: MoveT) -> str:
+        """A short human description of a move, for logs."""
+        return repr(self.move_to_wire(move))
+
+
+class UnknownGameError(KeyError):
+    """No game is registered under that mnemonic."""

@@ -1,0 +1,165 @@
+"""Tic-tac-toe, exactly as Merknera played it.
+
+The board is nine cells, row by row::
+
+     0 | 1 | 2
+     3 | 4 | 5
+     6 | 7 | 8
+
+Seat 0 plays ``X`` and moves first; seat 1 plays ``O``.  On the wire a cell is ``"X"``,
+``"O"`` or ``""`` (Merknera's server sent ``""``, never ``null``), and a move is
+``{"position": 0-8}``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from merknera.games.base import (
+    JSON,
+    Game,
+    IllegalMoveError,
+    InvalidMoveError,
+    JSONObject,
+    Outcome,
+    Seat,
+)
+
+MARKS = ("X", "O")
+EMPTY = ""
+LINES: tuple[tuple[int, int, int], ...] = (
+    (0, 1, 2), (3, 4, 5), (6, 7, 8),  # rows
+    (0, 3, 6), (1, 4, 7), (2, 5, 8),  # columns
+    (0, 4, 8), (2, 4, 6),             # diagonals
+)
+
+
+@dataclass(frozen=True)
+class Board:
+    """A tic-tac-toe position: nine cells of ``"X"``, ``"O"`` or ``""``."""
+
+    cells: tuple[str, ...] = (EMPTY,) * 9
+
+    def __post_init__(self) -> None:
+        if len(self.cells) != 9 or any(cell not in ("X", "O", EMPTY) for cell in self.cells):
+            raise ValueError(f"not a tic-tac-toe board: {self.cells!r}")
+        crosses, noughts = self.cells.count("X"), self.cells.count("O")
+        if crosses - noughts not in (0, 1):
+            raise ValueError(f"impossible board: {crosses} X and {noughts} O in {self.cells!r}")
+
+    @property
+    def filled(self) -> int:
+        """How many cells hold a mark."""
+        return sum(1 for cell in self.cells if cell)
+
+    def winning_line(self) -> tuple[int, int, int] | None:
+        """The first completed line, if any."""
+        for line in LINES:
+            a, b, c = (self.cells[i] for i in line)
+            if a and a == b == c:
+                return line
+        return None
+
+    def render(self) -> str:
+        """The board as three text rows, ``.`` for an empty cell."""
+        return "\n".join(
+            "".join(cell or "." for cell in self.cells[row * 3:row * 3 + 3]) for row in range(3)
+        )
+
+
+def parse_position(reply: JSON) -> int:
+    """Read ``{"position": n}`` as a cell index 0-8.
+
+    :raises InvalidMoveError: for anything else, with what was wrong.
+    """
+    if not isinstance(reply, dict):
+        raise InvalidMoveError(f'expected an object {{"position": 0-8}}, got {_short(reply)}')
+    position = next((value for key, value in reply.items() if key.lower() == "position"), None)
+    if position is None:
+        raise InvalidMoveError(f'the reply has no "position": {_short(reply)}')
+    # bool is an int in Python; true is not a cell.  Merknera truncated 4.5 to 4; we refuse.
+    if isinstance(position, bool) or not isinstance(position, int):
+        raise InvalidMoveError(f'"position" must be an integer 0-8, got {_short(position)}')
+    if not 0 <= position <= 8:
+        raise InvalidMoveError(f'"position" must be between 0 and 8, got {position}')
+    return position
+
+
+class TicTacToe(Game[Board, int]):
+    """Merknera's tic-tac-toe: two seats, ``X`` first, three in a row wins."""
+
+    mnemonic = "TICTACTOE"
+    name = "Tic-Tac-Toe"
+    prefix = "TicTacToe"
+    max_moves = 9
+
+    def new(self, settings: Mapping[str, JSON], seats: int, rng: random.Random) -> Board:
+        if seats != 2:
+            raise ValueError(f"tic-tac-toe is for 2 seats, not {seats}")
+        return Board()
+
+    def to_move(self, state: Board) -> Seat | None:
+        if state.winning_line() is not None or state.filled == 9:
+            return None
+        return state.filled % 2
+
+    def legal_moves(self, state: Board, seat: Seat) -> Sequence[int]:
+        if self.to_move(state) != seat:
+            return ()
+        return tuple(i for i, cell in enumerate(state.cells) if not cell)
+
+    def apply(self, state: Board, seat: Seat, move: int) -> Board:
+        to_move = self.to_move(state)
+        if to_move is None:
+            raise IllegalMoveError(f"the game is over; position {move} cannot be played")
+        if seat != to_move:
+            raise IllegalMoveError(f"it is {MARKS[to_move]}'s turn, not {MARKS[seat]}'s")
+        if not 0 <= move <= 8:
+            raise IllegalMoveError(f"position {move} is not on the board (0-8)")
+        if state.cells[move]:
+            raise IllegalMoveError(
+                f"position {move} is already taken by {state.cells[move]}"
+            )
+        cells = list(state.cells)
+        cells[move] = MARKS[seat]
+        return Board(tuple(cells))
+
+    def outcome(self, state: Board) -> Outcome | None:
+        line = state.winning_line()
+        if line is not None:
+            mark = state.cells[line[0]]
+            cells = "-".join(str(i) for i in line)
+            return Outcome.win(MARKS.index(mark), 2, f"{mark} completed the line {cells}")
+        if state.filled == 9:
+            return Outcome.draw(2, "the board is full with no line")
+        return None
+
+    def state_to_json(self, state: Board) -> JSON:
+        return list(state.cells)
+
+    def state_from_json(self, data: JSON) -> Board:
+        if not isinstance(data, list) or not all(isinstance(cell, str) for cell in data):
+            raise ValueError(f"not a tic-tac-toe board: {data!r}")
+        return Board(tuple(str(cell) for cell in data))
+
+    def move_to_wire(self, move: int) -> JSON:
+        return {"position": move}
+
+    def parse_move(self, reply: JSON) -> int:
+        return parse_position(reply)
+
+    def next_move_params(self, state: Board, seat: Seat) -> JSONObject:
+        return {"mark": MARKS[seat], "gamestate": list(state.cells)}
+
+    def complete_params(self, state: Board, seat: Seat) -> JSONObject:
+        return {"mark": MARKS[seat], "gamestate": list(state.cells)}
+
+    def describe_move(self, state: Board, seat: Seat, move: int) -> str:
+        return f"{MARKS[seat]} at {move}"
+
+
+def _short(value: object, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
