@@ -1,0 +1,530 @@
+"""A tiny kit for writing Merknera bots: a JSON-RPC server, signature checks, registration.
+
+A bot is a :class:`Bot` (the game's method prefix plus an ``async def`` NextMove handler) run by
+:func:`run_bot`, which parses the common command line, starts the HTTP server, registers the bot
+with the platform and serves until SIGINT or SIGTERM::
+
+    async def next_move(*, gameid: int, gamestate: list[str], **extra: Any) -> dict[str, Any]:
+        return {"position": gamestate.index("")}
+
+    def main() -> int:
+        args = make_parser("My bot").parse_args()
+        return run_bot(Bot("TicTacToe", next_move), args, game="TICTACTOE",
+                       default_name="my-bot")
+
+The protocol is ``/work/shared/PROTOCOL.md`` (sections 1-3). This module imports nothing from
+``merknera``: copy it next to your bot if you like. It needs ``aiohttp``, ``jsonrpcserver==5.0.9``
+and ``jsonrpcclient==4.0.3``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import functools
+import hashlib
+import hmac
+import inspect
+import json
+import logging
+import signal
+import sys
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import jsonrpcclient
+from aiohttp import web
+from jsonrpcserver import JsonRpcError, Success, async_dispatch
+
+__all__ = [
+    "SIGNATURE_HEADER",
+    "TIMESTAMP_HEADER",
+    "Bot",
+    "Handler",
+    "InvalidParamsError",
+    "RegisterResult",
+    "RegistrationError",
+    "make_parser",
+    "platform_rpc_url",
+    "register",
+    "run_bot",
+    "sign",
+    "verify",
+]
+
+logger = logging.getLogger(__name__)
+
+TIMESTAMP_HEADER = "X-Merknera-Timestamp"
+SIGNATURE_HEADER = "X-Merknera-Signature"
+#: How far (seconds) a call's timestamp may be from our clock, either way.
+SIGNATURE_MAX_AGE = 300.0
+
+_INVALID_PARAMS = -32602
+_INTERNAL_ERROR = -32603
+
+Handler = Callable[..., Awaitable[Any]]
+"""A method handler: ``async def``, params as keyword arguments, ``**extra`` accepted; it
+returns the JSON-serialisable result."""
+
+
+class InvalidParamsError(ValueError):
+    """Raised by a handler whose params are wrong; the caller gets -32602 and this message."""
+
+
+# --- signatures -------------------------------------------------------------------------
+
+
+def sign(secret: str, timestamp: str, body: bytes) -> str:
+    """The ``X-Merknera-Signature`` value for ``body`` sent at ``timestamp``.
+
+    That is ``"sha256=" + hex(HMAC-SHA256(secret, "<timestamp>.<body>"))``, keyed with the
+    secret string from the Register reply encoded as UTF-8 (not hex-decoded).
+    """
+    mac = hmac.new(secret.encode("utf-8"), timestamp.encode("ascii") + b"." + body,
+                   hashlib.sha256)
+    return "sha256=" + mac.hexdigest()
+
+
+def verify(secret: str, timestamp: str, body: bytes, signature: str, *,
+           now: float | None = None, max_age: float = SIGNATURE_MAX_AGE) -> bool:
+    """Whether ``signature`` is the platform's signature of ``body`` at ``timestamp``.
+
+    A timestamp that is not a decimal number of unix seconds, or is more than ``max_age``
+    seconds away from ``now`` (default: the clock), is refused so that a recorded call cannot
+    be replayed later.
+    """
+    if not timestamp.isascii() or not timestamp.isdigit():
+        return False
+    current = time.time() if now is None else now
+    if abs(current - int(timestamp)) > max_age:
+        return False
+    return hmac.compare_digest(sign(secret, timestamp, body).encode(),
+                               signature.encode("utf-8", errors="replace"))
+
+
+# --- the server -------------------------------------------------------------------------
+
+
+def _normalise(message: Any) -> Any:
+    """Smooth over what jsonrpcserver 5.0.9 would refuse in a call that is fine by the protocol."""
+    if not isinstance(message, dict):
+        return message  # left for jsonrpcserver's validator to refuse
+    message = dict(message)
+    # The platform sends "params": null for Status.Ping (as Merknera did); jsonrpcserver's
+    # request schema only allows an array or an object, so it would answer Invalid Request.
+    if "params" in message and message["params"] is None:
+        del message["params"]
+    # Merknera-era callers speak a JSON-RPC 1.0 flavour without a "jsonrpc" member, which the
+    # schema requires; the reply is turned back into that dialect in Bot._handle.
+    if message.get("jsonrpc") != "2.0":
+        message["jsonrpc"] = "2.0"
+    # Param keys are case-insensitive in this protocol (Merknera's Go server matched them so).
+    params = message.get("params")
+    if isinstance(params, dict):
+        message["params"] = {str(k).lower(): v for k, v in params.items()}
+    return message
+
+
+def _deserialize(text: str) -> Any:
+    """The deserializer handed to jsonrpcserver: JSON, then :func:`_normalise`."""
+    message = json.loads(text)
+    if isinstance(message, list):
+        return [_normalise(item) for item in message]
+    return _normalise(message)
+
+
+def _to_legacy(reply: str) -> str:
+    """A jsonrpcserver (2.0) reply re-spoken in the 1.0 dialect: string error, no "jsonrpc"."""
+    response = json.loads(reply)
+    error = response.get("error")
+    if isinstance(error, dict):
+        text = str(error.get("message", "error"))
+        data = error.get("data")
+        if isinstance(data, str) and data:
+            text = f"{text}: {data}"
+        error = text
+    return json.dumps({"result": response.get("result"), "error": error,
+                       "id": response.get("id")})
+
+
+def _wrap(name: str, handler: Handler) -> Callable[..., Awaitable[Any]]:
+    """Adapt a handler to jsonrpcserver, guarding its sharp edges."""
+    # jsonrpcserver's async_dispatch awaits whatever the method returns: a plain def fails every
+    # call with "object Right can't be used in 'await' expression".
+    if not inspect.iscoroutinefunction(handler):
+        raise TypeError(f"the handler for {name} must be an async def")
+    # jsonrpcserver answers Invalid params to any key the handler does not name, and the
+    # platform may add params to a call at any time.
+    parameters = inspect.signature(handler).parameters.values()
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        raise TypeError(f"the handler for {name} must accept **extra (new params may be sent)")
+
+    # functools.wraps sets __wrapped__, so the signature jsonrpcserver binds the params
+    # against is the handler's own: a missing param gets Invalid params before any call.
+    @functools.wraps(handler)
+    async def method(*args: Any, **params: Any) -> Any:
+        try:
+            result = await handler(*args, **params)
+        except InvalidParamsError as exc:
+            raise JsonRpcError(_INVALID_PARAMS, "Invalid params", str(exc)) from None
+        except Exception:
+            # jsonrpcserver would put str(exc) in the reply's error data; a stack's details are
+            # the bot's business, so the caller gets a fixed message and the log the rest.
+            logger.exception("%s failed", name)
+            raise JsonRpcError(_INTERNAL_ERROR, "Internal error") from None
+        return Success(result)
+
+    return method
+
+
+def _params_for_log(params: dict[str, Any]) -> str:
+    text = json.dumps(params, sort_keys=True, default=str)
+    return text if len(text) <= 400 else text[:400] + "..."
+
+
+async def _ping(**_extra: Any) -> dict[str, str]:
+    return {"ping": "OK"}
+
+
+async def _ready(**_extra: Any) -> dict[str, str]:
+    return {"status": "READY"}
+
+
+_CacheKey = tuple[str, str, str]
+
+
+class Bot:
+    """The JSON-RPC methods of one bot, served over HTTP by :meth:`make_app`.
+
+    Out of the box it answers ``Status.Ping`` with ``{"ping": "OK"}``,
+    ``<prefix>.NewGame`` with ``{"status": "READY"}``, logs ``<prefix>.Complete`` and
+    ``<prefix>.Error`` (result null) and serves ``<prefix>.NextMove`` with ``next_move``,
+    whose replies are cached (see :meth:`method`). Any other method gets the JSON-RPC
+    method-not-found error. Replace or add methods with :meth:`method`.
+    """
+
+    def __init__(self, prefix: str, next_move: Handler, *, cache_size: int = 1024) -> None:
+        self.prefix = prefix
+        self.secret: str | None = None
+        """The secret from the Register reply; once set, every call must be signed with it."""
+        self._methods: dict[str, Callable[..., Awaitable[Any]]] = {}
+        self._cached_methods: set[str] = set()
+        self._cache: OrderedDict[_CacheKey, asyncio.Task[str]] = OrderedDict()
+        self._cache_size = cache_size
+        self.method("Status.Ping", _ping)
+        self.method(f"{prefix}.NewGame", _ready)
+        self.method(f"{prefix}.NextMove", next_move, cache=True)
+        self.method(f"{prefix}.Complete", self._log_call("Complete"))
+        self.method(f"{prefix}.Error", self._log_call("Error"))
+
+    def method(self, name: str, handler: Handler, *, cache: bool = False) -> None:
+        """Serve JSON-RPC method ``name`` with ``handler``.
+
+        ``handler`` must be an ``async def`` taking the params as keyword arguments and
+        accepting ``**extra``; it returns the result, or raises :class:`InvalidParamsError`.
+        Any other exception is logged and answered with a fixed "Internal error".
+
+        With ``cache=True`` a repeated call (same method, id and params) gets the first
+        call's reply without running the handler again, as the protocol's idempotency rule
+        asks; use it for every call whose answer may vary (NextMove of a random bot).
+
+        :raises TypeError: if ``handler`` is not an ``async def`` or lacks ``**extra``.
+        """
+        self._methods[name] = _wrap(name, handler)
+        if cache:
+            self._cached_methods.add(name)
+        else:
+            self._cached_methods.discard(name)
+
+    def make_app(self) -> web.Application:
+        """An aiohttp application answering JSON-RPC POSTs on any path."""
+        app = web.Application()
+        app.router.add_post("/{tail:.*}", self._handle)
+        return app
+
+    def _log_call(self, what: str) -> Handler:
+        async def log_call(**params: Any) -> None:
+            logger.info("%s.%s %s", self.prefix, what, _params_for_log(params))
+
+        return log_call
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        body = await request.read()
+        # Until the Register reply brings the secret every call is accepted: the platform may
+        # start games (and sign their calls) the moment the registration commits, before the
+        # reply has reached us.
+        if self.secret is not None and not verify(
+            self.secret,
+            request.headers.get(TIMESTAMP_HEADER, ""),
+            body,
+            request.headers.get(SIGNATURE_HEADER, ""),
+        ):
+            logger.warning("refused a call with a bad or missing signature from %s",
+                           request.remote)
+            return web.Response(status=401, text="bad or missing X-Merknera-Signature\n")
+
+        text = body.decode("utf-8", errors="replace")
+        try:
+            raw = json.loads(text)
+        except (ValueError, RecursionError):
+            raw = None  # jsonrpcserver answers the parse error itself
+        legacy = isinstance(raw, dict) and raw.get("jsonrpc") != "2.0"
+        key = self._cache_key(raw)
+        reply = await (self._dispatch(text) if key is None else self._dispatch_once(key, text))
+        if not reply:  # a notification: nothing to answer
+            return web.Response(status=204)
+        if legacy:
+            reply = _to_legacy(reply)
+        return web.Response(text=reply, content_type="application/json")
+
+    async def _dispatch(self, text: str) -> str:
+        reply: str = await async_dispatch(text, methods=self._methods,
+                                          deserializer=_deserialize)
+        return reply
+
+    def _cache_key(self, raw: Any) -> _CacheKey | None:
+        if not isinstance(raw, dict) or "id" not in raw:
+            return None
+        message = _normalise(raw)
+        name = message.get("method")
+        if not isinstance(name, str) or name not in self._cached_methods:
+            return None
+        return (name, json.dumps(message["id"]),
+                json.dumps(message.get("params"), sort_keys=True, separators=(",", ":")))
+
+    async def _dispatch_once(self, key: _CacheKey, text: str) -> str:
+        # The cache holds tasks, not replies, so a retry that arrives while the first call is
+        # still thinking waits for that answer instead of computing a second, different one.
+        task = self._cache.get(key)
+        if task is None:
+            task = asyncio.create_task(self._dispatch(text))
+            self._cache[key] = task
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(key)
+        try:
+            reply = await asyncio.shield(task)
+        except Exception:
+            self._forget(key, task)
+            raise
+        if "result" not in json.loads(reply):
+            self._forget(key, task)  # only answers are remembered; a failed call may be retried
+        return reply
+
+    def _forget(self, key: _CacheKey, task: asyncio.Task[str]) -> None:
+        if self._cache.get(key) is task:
+            del self._cache[key]
+
+
+# --- registration -----------------------------------------------------------------------
+
+
+class RegistrationError(Exception):
+    """Registration failed; the message says why (the platform's own words where it sent any)."""
+
+
+@dataclass(frozen=True)
+class RegisterResult:
+    """The platform's answer to ``RegistrationService.Register``."""
+
+    message: str
+    """The greeting, e.g. ``Hello, <name> (version: <version>), good luck with Tic-Tac-Toe!``."""
+    secret: str | None
+    """The key of the platform's call signatures (None from a platform that sends none)."""
+
+
+def platform_rpc_url(platform_url: str) -> str:
+    """The platform's JSON-RPC URL: ``platform_url`` + ``/rpc`` unless it ends so already."""
+    url = platform_url.rstrip("/")
+    return url if url.endswith("/rpc") else url + "/rpc"
+
+
+async def register(
+    platform_url: str,
+    *,
+    token: str,
+    botname: str,
+    botversion: str,
+    game: str,
+    rpcendpoint: str,
+    programminglanguage: str = "Python",
+    website: str = "",
+    description: str = "",
+    retry_for: float = 10.0,
+) -> RegisterResult:
+    """Call ``RegistrationService.Register`` on the platform at ``platform_url``.
+
+    A platform that refuses connections is retried with back-off for up to ``retry_for``
+    seconds, since bots and the platform are often started together.
+
+    :raises RegistrationError: on an error reply (with the platform's message), a malformed
+        reply, or a platform that cannot be reached.
+    """
+    url = platform_rpc_url(platform_url)
+    params = {
+        "token": token, "botname": botname, "botversion": botversion, "game": game,
+        "rpcendpoint": rpcendpoint, "programminglanguage": programminglanguage,
+        "website": website, "description": description,
+    }
+    call = jsonrpcclient.request("RegistrationService.Register", params=params)
+    timeout = aiohttp.ClientTimeout(total=30)
+    async with aiohttp.ClientSession(timeout=timeout) as session:
+        status, body = await _post_with_retry(session, url, call, retry_for)
+    return _read_register_reply(url, status, body, call["id"])
+
+
+async def _post_with_retry(session: aiohttp.ClientSession, url: str, call: dict[str, Any],
+                           retry_for: float) -> tuple[int, bytes]:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + retry_for
+    pause = 0.1
+    while True:
+        try:
+            async with session.post(url, json=call) as response:
+                return response.status, await response.read()
+        except aiohttp.ClientConnectorError as exc:
+            left = deadline - loop.time()
+            if left <= 0:
+                raise RegistrationError(f"cannot reach the platform at {url}: {exc}") from exc
+            logger.info("platform at %s not reachable yet (%s); retrying", url, exc)
+            await asyncio.sleep(min(pause, left))
+            pause = min(pause * 2, 1.0)
+        # A read timeout is also a ClientError subclass in aiohttp; either way we give up.
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            raise RegistrationError(f"registration call to {url} failed: {exc!r}") from exc
+
+
+def _read_register_reply(url: str, status: int, body: bytes, call_id: Any) -> RegisterResult:
+    snippet = body[:200].decode("utf-8", errors="replace")
+    malformed = f"malformed reply from {url} (HTTP {status}): {snippet!r}"
+    try:
+        reply = json.loads(body)
+    except (ValueError, RecursionError):
+        raise RegistrationError(malformed) from None
+    if not isinstance(reply, dict):
+        raise RegistrationError(malformed)
+    error = reply.get("error")
+    # The 1.0 dialect's failure is {"result": null, "error": "<message>"}: jsonrpcclient.parse
+    # would see "result" and call it a success (or raise TypeError on the string), so the
+    # error member is read first.
+    if isinstance(error, str):
+        raise RegistrationError(error)
+    if error is not None:
+        reply = {k: v for k, v in reply.items() if k != "result"}
+    # parse() raises KeyError/TypeError on a reply missing "id", "result" or "error", or with
+    # an error that is not {"code", "message"}.
+    try:
+        response = jsonrpcclient.parse(reply)
+    except (KeyError, TypeError):
+        raise RegistrationError(malformed) from None
+    if isinstance(response, jsonrpcclient.Error):
+        data = f": {response.data}" if response.data not in (None, "") else ""
+        raise RegistrationError(f"{response.message}{data}")
+    if not isinstance(response, jsonrpcclient.Ok):
+        raise RegistrationError(malformed)
+    # parse() does not compare ids; a reply to some other call is no answer to ours.
+    if response.id != call_id:
+        raise RegistrationError(f"reply from {url} has id {response.id!r}, expected {call_id!r}")
+    result = response.result
+    if not isinstance(result, dict) or not isinstance(result.get("message"), str):
+        raise RegistrationError(malformed)
+    secret = result.get("secret")
+    if secret is not None and (not isinstance(secret, str) or not secret):
+        raise RegistrationError(malformed)
+    return RegisterResult(message=result["message"], secret=secret)
+
+
+# --- the command line -------------------------------------------------------------------
+
+
+def make_parser(description: str) -> argparse.ArgumentParser:
+    """An argument parser with the options every bot has; add the bot's own to it.
+
+    ``--platform URL`` (default http://127.0.0.1:8080), ``--token TOKEN``, ``--host HOST``
+    (default 127.0.0.1), ``--port PORT`` (0 picks a free one), ``--name NAME``,
+    ``--version VERSION`` (default 1.0.0) and ``--no-register`` (serve only).
+    """
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--platform", default="http://127.0.0.1:8080", metavar="URL",
+                        help="the platform's base URL (its JSON-RPC endpoint is URL/rpc)")
+    parser.add_argument("--token", default="", help="your API token on the platform")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on; also the host in the registered endpoint")
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (0: any free)")
+    parser.add_argument("--name", default=None, help="the bot's name on the platform")
+    parser.add_argument("--version", default="1.0.0", help="the bot's version")
+    parser.add_argument("--no-register", action="store_true",
+                        help="serve only; do not register with the platform")
+    return parser
+
+
+def run_bot(bot: Bot, args: argparse.Namespace, *, game: str, default_name: str,
+            description: str = "", website: str = "") -> int:
+    """Serve ``bot``, register it as a player of ``game`` and serve until SIGINT/SIGTERM.
+
+    ``args`` come from a :func:`make_parser` parser. Once the bot is registered (or
+    listening, with ``--no-register``) one line ``READY <port> <name>`` goes to stdout.
+    Returns the exit code: 0 after a signal, 2 when registration fails.
+    """
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    name: str = args.name or default_name
+    if not args.no_register and not args.token:
+        print("--token is required unless --no-register is given", file=sys.stderr)
+        return 2
+    return asyncio.run(_serve(bot, args, game=game, name=name, description=description,
+                              website=website))
+
+
+def _endpoint(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}/rpc" if ":" in host else f"http://{host}:{port}/rpc"
+
+
+async def _serve(bot: Bot, args: argparse.Namespace, *, game: str, name: str,
+                 description: str, website: str) -> int:
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    signals = (signal.SIGINT, signal.SIGTERM)
+    for signum in signals:
+        loop.add_signal_handler(signum, stop.set)
+    runner = web.AppRunner(bot.make_app(), access_log=None)
+    await runner.setup()
+    try:
+        # Listen first, register second: the platform pings a bot and may start its games as
+        # soon as it is registered (Merknera's own bot registered first and lost those pings).
+        await web.TCPSite(runner, args.host, args.port).start()
+        port = int(runner.addresses[0][1])
+        if not args.no_register:
+            registering = asyncio.create_task(register(
+                args.platform, token=args.token, botname=name, botversion=args.version,
+                game=game, rpcendpoint=_endpoint(args.host, port), website=website,
+                description=description))
+            stopping = asyncio.create_task(stop.wait())
+            await asyncio.wait({registering, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            stopping.cancel()
+            if not registering.done():  # a signal while still trying to reach the platform
+                registering.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await registering
+                return 0
+            try:
+                result = registering.result()
+            except RegistrationError as exc:
+                print(f"registration failed: {exc}", file=sys.stderr)
+                return 2
+            bot.secret = result.secret
+            logger.info("%s", result.message)
+        print(f"READY {port} {name}", flush=True)
+        await stop.wait()
+        logger.info("stopping")
+        return 0
+    finally:
+        await runner.cleanup()
+        for signum in signals:
+            loop.remove_signal_handler(signum)

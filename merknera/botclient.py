@@ -1,0 +1,258 @@
+"""Calls from the platform to bots: one shared session, deadlines, a size cap, signatures.
+
+Every call ends in a :class:`CallResult`: either a ``result`` or a classified
+:class:`Fault`.  Nothing a bot sends (or fails to send) raises out of here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+from dataclasses import dataclass
+
+import aiohttp
+
+from merknera import __version__
+from merknera.config import Config
+from merknera.endpoints import (
+    EndpointRefusedError,
+    PolicyResolver,
+    address_allowed,
+    literal_ip,
+    parse_endpoint,
+)
+from merknera.games.base import JSON
+from merknera.protocol import jsonrpc, signing
+from merknera.protocol.faults import FaultKind
+
+log = logging.getLogger(__name__)
+
+_request_ids = itertools.count(1)
+
+
+def next_request_id() -> int:
+    """A fresh request id: integers, because Merknera's bots decode ids as integers."""
+    return next(_request_ids)
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A call that did not produce a result, and why."""
+
+    kind: FaultKind
+    message: str
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """The end of one call to a bot."""
+
+    request: bytes
+    """The request body as sent."""
+    result: JSON = None
+    """The reply's ``result`` (meaningful only when ``fault`` is None)."""
+    fault: Fault | None = None
+    reply: bytes | None = None
+    """The reply body as received (None if none came)."""
+    status: int | None = None
+    """The HTTP status of the reply."""
+    latency: float = 0.0
+    """Seconds from sending the request to having read the whole reply."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether the call produced a result."""
+        return self.fault is None
+
+
+class _ReplyTooLargeError(Exception):
+    pass
+
+
+class BotClient:
+    """The platform's HTTP client for bots.  Use as ``async with BotClient(config)``."""
+
+    def __init__(self, config: Config) -> None:
+        self._config = config
+        self._networks = config.networks
+        self._session: aiohttp.ClientSession | None = None
+        self._refusals: dict[str, str | None] = {}
+
+    async def __aenter__(self) -> BotClient:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        """Open the shared session."""
+        connector = aiohttp.TCPConnector(
+            resolver=PolicyResolver(self._networks),
+            limit=max(256, self._config.concurrency * 4),
+            ttl_dns_cache=10,
+        )
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            # The deadline of each call is enforced with asyncio.timeout (aiohttp rounds its
+            # own timeouts of 5 s or more up to whole seconds); only connecting has its own.
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._config.connect_timeout),
+            # A bot's gzip reply could expand far beyond the size cap; we ask for identity
+            # and treat any encoded body as the bytes it is.
+            auto_decompress=False,
+            headers={"User-Agent": f"Merknera/{__version__}", "Accept": "application/json",
+                     "Accept-Encoding": "identity"},
+        )
+
+    async def close(self) -> None:
+        """Close the shared session."""
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def _refusal(self, endpoint: str) -> str | None:
+        """Why an endpoint may not be called, checked once per URL."""
+        if endpoint not in self._refusals:
+            reason = None
+            try:
+                host = parse_endpoint(endpoint).raw_host or ""
+                literal = literal_ip(host)
+                if literal is not None and not address_allowed(literal, self._networks):
+                    reason = f"{literal} is outside the networks this platform calls"
+            except EndpointRefusedError as exc:
+                reason = str(exc)
+            if len(self._refusals) > 10_000:
+                self._refusals.clear()
+            self._refusals[endpoint] = reason
+        return self._refusals[endpoint]
+
+    async def call(self, endpoint: str, secret: str, method: str, params: JSON,
+                   time_limit: float, request_id: int | None = None) -> CallResult:
+        """Call ``method`` on a bot and check the reply strictly.
+
+        A connection that drops before any reply is retried once with the same request
+        (same id), as PROTOCOL.md allows, if the deadline leaves time for it.
+        """
+        request_id = next_request_id() if request_id is None else request_id
+        body = jsonrpc.encode_call(method, params, request_id)
+        raw = await self._post(endpoint, secret, body, time_limit, retry=True)
+        if raw.fault is not None or raw.reply is None:
+            return raw
+        if raw.status != 200:
+            return _with_fault(raw, FaultKind.HTTP_STATUS,
+                               f"HTTP status {raw.status}: {_preview(raw.reply)}")
+        try:
+            result = jsonrpc.decode_reply(raw.reply, request_id)
+        except jsonrpc.MalformedReplyError as exc:
+            return _with_fault(raw, FaultKind.MALFORMED_REPLY, str(exc))
+        except jsonrpc.BotRpcError as exc:
+            return _with_fault(raw, FaultKind.RPC_ERROR, f"the bot answered an error: {exc}")
+        return CallResult(request=body, result=result, reply=raw.reply, status=raw.status,
+                          latency=raw.latency)
+
+    async def ping(self, endpoint: str, secret: str) -> CallResult:
+        """``Status.Ping``: any HTTP 200 within the ping timeout means online.
+
+        The body is read (within the size cap) but not judged: Merknera's bots answer
+        ``{"ping": "OK"}``, ``{"status": "OK"}`` or ``"OK"``, and all of them are alive.
+        """
+        body = jsonrpc.encode_call("Status.Ping", None, next_request_id())
+        raw = await self._post(endpoint, secret, body, self._config.ping_timeout, retry=True)
+        if raw.fault is None and raw.status != 200:
+            return _with_fault(raw, FaultKind.HTTP_STATUS, f"HTTP status {raw.status}")
+        return raw
+
+    async def notify(self, endpoint: str, secret: str, method: str, params: JSON) -> CallResult:
+        """A call whose reply is ignored (``Complete``, ``Error``): delivered or not."""
+        return await self._post(endpoint, secret,
+                                jsonrpc.encode_call(method, params, next_request_id()),
+                                self._config.notify_timeout, retry=False)
+
+    async def _post(self, endpoint: str, secret: str, body: bytes, time_limit: float,
+                    retry: bool) -> CallResult:
+        """Send one request and read the raw reply; faults only for transport failures."""
+        if self._session is None:
+            raise RuntimeError("BotClient.start() was not called")
+        refusal = self._refusal(endpoint)
+        if refusal is not None:
+            return CallResult(request=body, fault=Fault(FaultKind.UNREACHABLE, refusal))
+        deadline = time.monotonic() + time_limit
+        started = time.perf_counter()
+        attempts = 2 if retry else 1
+        for attempt in range(attempts):
+            timestamp = str(int(time.time()))
+            headers = {
+                "Content-Type": "application/json",
+                signing.TIMESTAMP_HEADER: timestamp,
+                signing.SIGNATURE_HEADER: signing.sign(secret, timestamp, body),
+            }
+            try:
+                async with asyncio.timeout_at(asyncio.get_running_loop().time()
+                                              + max(0.0, deadline - time.monotonic())):
+                    async with self._session.post(endpoint, data=body, headers=headers,
+                                                  allow_redirects=False) as response:
+                        reply = await self._read_capped(response)
+                        return CallResult(request=body, reply=reply, status=response.status,
+                                          latency=time.perf_counter() - started)
+            except _ReplyTooLargeError:
+                return CallResult(request=body, fault=Fault(
+                    FaultKind.MALFORMED_REPLY,
+                    f"the reply is larger than {self._config.max_reply_bytes} bytes"),
+                    latency=time.perf_counter() - started)
+            except aiohttp.ConnectionTimeoutError:
+                return self._fault(body, started, FaultKind.UNREACHABLE,
+                                   f"could not connect within {self._config.connect_timeout} s")
+            except TimeoutError:
+                # Before aiohttp.ClientError: a read timeout is also a ClientError subclass.
+                return self._fault(body, started, FaultKind.TIMEOUT,
+                                   f"no reply within {time_limit:g} s")
+            except aiohttp.ClientConnectorError as exc:
+                return self._fault(body, started, FaultKind.UNREACHABLE,
+                                   f"cannot connect to {endpoint}: {exc.os_error or exc}")
+            except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError,
+                    aiohttp.ClientPayloadError) as exc:
+                # The reply was lost in transit (often a kept-alive connection the bot had
+                # just closed): the same request once more, if time is left.
+                if attempt + 1 < attempts and deadline - time.monotonic() > 0.05:
+                    continue
+                return self._fault(body, started, FaultKind.UNREACHABLE,
+                                   f"the connection was lost before a reply: {exc}")
+            except aiohttp.ClientResponseError as exc:
+                return self._fault(body, started, FaultKind.MALFORMED_REPLY,
+                                   f"not a valid HTTP reply: {exc.message}")
+            except (aiohttp.ClientError, ValueError, OSError) as exc:
+                return self._fault(body, started, FaultKind.UNREACHABLE,
+                                   f"cannot call {endpoint}: {type(exc).__name__}: {exc}")
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _read_capped(self, response: aiohttp.ClientResponse) -> bytes:
+        cap = self._config.max_reply_bytes
+        if response.content_length is not None and response.content_length > cap:
+            raise _ReplyTooLargeError
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            chunk = await response.content.read(cap + 1 - size)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > cap:
+                raise _ReplyTooLargeError
+
+    @staticmethod
+    def _fault(body: bytes, started: float, kind: FaultKind, message: str) -> CallResult:
+        return CallResult(request=body, fault=Fault(kind, message),
+                          latency=time.perf_counter() - started)
+
+
+def _with_fault(raw: CallResult, kind: FaultKind, message: str) -> CallResult:
+    return CallResult(request=raw.request, fault=Fault(kind, message), reply=raw.reply,
+                      status=raw.status, latency=raw.latency)
+
+
+def _preview(body: bytes, limit: int = 200) -> str:
+    text = body[:limit].decode("utf-8", errors="replace")
+    return text + ("..." if len(body) > limit else "") if text else "(empty body)"

@@ -1,0 +1,267 @@
+"""Configuration: ``config.toml``, then the environment, then the command line -> one Config.
+
+Every key of :class:`Config` can be set in three places, later ones winning:
+
+1. the TOML file (``--config PATH``, ``MERKNERA_CONFIG``, or ``./config.toml`` if present);
+2. the environment, as ``MERKNERA_<KEY>`` (``MERKNERA_MOVE_TIMEOUT=2.5``);
+3. the command line, as ``--<key>`` (``--move-timeout 2.5`` or ``--move_timeout 2.5``).
+
+Per-game rules can be set in TOML tables ``[games.<MNEMONIC>]`` with the keys of
+:class:`GameRules`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import os
+import tomllib
+import types
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_type_hints
+
+ENV_PREFIX = "MERKNERA_"
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+class ConfigError(ValueError):
+    """A configuration value that cannot be used, named with its source."""
+
+
+@dataclass(frozen=True)
+class GameRules:
+    """Rules of play that an operator may set per game."""
+
+    move_timeout: float
+    """Seconds a bot has to answer NextMove before it forfeits."""
+    max_strikes: int
+    """Faulty replies (malformed, illegal, error) that forfeit a game; the last one does."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything the platform can be told.  Immutable; build it with :func:`load_config`."""
+
+    host: str = "127.0.0.1"
+    """Address the HTTP server listens on."""
+    port: int = 8080
+    """Port the HTTP server listens on (0 picks a free one)."""
+    public_url: str = ""
+    """Base URL that bots and browsers reach the platform at; empty means http://host:port."""
+    db: str = "merknera.db"
+    """Path of the SQLite database file."""
+
+    connect_timeout: float = 2.0
+    """Seconds to open a connection to a bot."""
+    move_timeout: float = 10.0
+    """Seconds a bot has to answer NextMove (per game: ``[games.X] move_timeout``)."""
+    ping_timeout: float = 5.0
+    """Seconds a bot has to answer Status.Ping."""
+    notify_timeout: float = 5.0
+    """Seconds allowed for NewGame, Complete and Error calls."""
+    max_reply_bytes: int = 65536
+    """Largest reply body accepted from a bot; a larger one is a malformed reply."""
+
+    ping_interval: float = 60.0
+    """Seconds between liveness pings of online bots; a bot not heard from for this long
+    is pinged before its next first move of a game."""
+    offline_retry_min: float = 1.0
+    """First delay before re-pinging an offline bot; doubles on every failure."""
+    offline_retry_max: float = 120.0
+    """Longest delay between re-pings of an offline bot."""
+    offline_grace: float = 300.0
+    """Seconds a game waits for an offline seat before that seat forfeits."""
+
+    concurrency: int = 32
+    """Games played at the same time, at most."""
+    max_strikes: int = 3
+    """Faulty replies that forfeit a game (per game: ``[games.X] max_strikes``)."""
+
+    allowed_networks: tuple[str, ...] = (
+        "127.0.0.0/8", "::1/128", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7",
+    )
+    """Networks a bot's endpoint may resolve into (CIDR).  Add "0.0.0.0/0" and "::/0" to
+    allow bots anywhere on the internet."""
+
+    log_level: str = "INFO"
+    """Logging level of the platform process."""
+
+    games: Mapping[str, GameRules] = field(default_factory=dict)
+    """Per-game rule overrides (TOML only)."""
+
+    @property
+    def base_url(self) -> str:
+        """The public base URL without a trailing slash."""
+        if self.public_url:
+            return self.public_url.rstrip("/")
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def networks(self) -> tuple[IPNetwork, ...]:
+        """``allowed_networks`` parsed."""
+        return tuple(ipaddress.ip_network(net, strict=False) for net in self.allowed_networks)
+
+    def rules_for(self, mnemonic: str) -> GameRules:
+        """The rules of play for one game: its overrides, else the global values."""
+        return self.games.get(mnemonic, GameRules(self.move_timeout, self.max_strikes))
+
+
+OVERRIDABLE: tuple[str, ...] = tuple(
+    f.name for f in dataclasses.fields(Config) if f.name != "games"
+)
+"""The keys settable from the environment and the command line."""
+
+
+def _field_types() -> dict[str, Any]:
+    return get_type_hints(Config)
+
+
+def _coerce(key: str, raw: object, source: str) -> object:
+    """Turn a raw value (a TOML value, or a string from env/argv) into the field's type."""
+    kind = _field_types()[key]
+    try:
+        if kind is int:
+            if isinstance(raw, bool):
+                raise ValueError("a boolean is not an integer")
+            return int(raw) if isinstance(raw, int | str) else _bad(raw)
+        if kind is float:
+            if isinstance(raw, bool):
+                raise ValueError("a boolean is not a number")
+            return float(raw) if isinstance(raw, int | float | str) else _bad(raw)
+        if kind is str:
+            return raw if isinstance(raw, str) else _bad(raw)
+        if isinstance(kind, types.GenericAlias) and kind.__origin__ is tuple:
+            if isinstance(raw, str):
+                return tuple(part.strip() for part in raw.split(",") if part.strip())
+            if isinstance(raw, list) and all(isinstance(item, str) for item in raw):
+                return tuple(raw)
+            return _bad(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{key} from {source}: {raw!r} is not valid ({exc})") from None
+    raise AssertionError(f"unhandled config type {kind} for {key}")
+
+
+def _bad(raw: object) -> object:
+    raise ValueError(f"unexpected {type(raw).__name__}")
+
+
+def _validate(config: Config) -> Config:
+    def need(ok: bool, key: str, why: str) -> None:
+        if not ok:
+            raise ConfigError(f"{key} = {getattr(config, key)!r}: {why}")
+
+    need(0 <= config.port <= 65535, "port", "must be between 0 and 65535")
+    for key in ("connect_timeout", "move_timeout", "ping_timeout", "notify_timeout",
+                "ping_interval", "offline_retry_min", "offline_retry_max"):
+        need(getattr(config, key) > 0, key, "must be greater than 0")
+    need(config.offline_grace >= 0, "offline_grace", "must not be negative")
+    need(config.offline_retry_max >= config.offline_retry_min, "offline_retry_max",
+         "must not be less than offline_retry_min")
+    need(config.concurrency >= 1, "concurrency", "must be at least 1")
+    need(config.max_strikes >= 1, "max_strikes", "must be at least 1")
+    need(config.max_reply_bytes >= 1024, "max_reply_bytes", "must be at least 1024")
+    need(bool(config.db), "db", "must name a file")
+    need(config.public_url == "" or config.public_url.startswith(("http://", "https://")),
+         "public_url", "must start with http:// or https://")
+    for net in config.allowed_networks:
+        try:
+            ipaddress.ip_network(net, strict=False)
+        except ValueError as exc:
+            raise ConfigError(f"allowed_networks: {net!r} is not a network ({exc})") from None
+    for mnemonic, rules in config.games.items():
+        if rules.move_timeout <= 0 or rules.max_strikes < 1:
+            raise ConfigError(f"games.{mnemonic}: move_timeout must be > 0 and "
+                              "max_strikes at least 1")
+    return config
+
+
+def _game_rules(table: object, base: dict[str, Any], source: str) -> dict[str, GameRules]:
+    if not isinstance(table, dict):
+        raise ConfigError(f"[games] in {source} must be a table of tables")
+    rules: dict[str, GameRules] = {}
+    for mnemonic, values in table.items():
+        if not isinstance(values, dict):
+            raise ConfigError(f"[games.{mnemonic}] in {source} must be a table")
+        unknown = set(values) - {"move_timeout", "max_strikes"}
+        if unknown:
+            raise ConfigError(f"[games.{mnemonic}] in {source}: unknown keys {sorted(unknown)}")
+        timeout = _coerce("move_timeout", values.get("move_timeout", base["move_timeout"]),
+                          source)
+        strikes = _coerce("max_strikes", values.get("max_strikes", base["max_strikes"]), source)
+        assert isinstance(timeout, float) and isinstance(strikes, int)
+        rules[mnemonic] = GameRules(timeout, strikes)
+    return rules
+
+
+def load_config(
+    path: str | Path | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, object] | None = None,
+) -> Config:
+    """Build the Config from a TOML file, the environment and command-line overrides.
+
+    :param path: the TOML file; ``None`` means ``MERKNERA_CONFIG`` or ``./config.toml`` if
+        either exists, else defaults only.
+    :param overrides: values from the command line, by key (``None`` values are ignored).
+    :raises ConfigError: naming the key, the value and where it came from.
+    """
+    env = os.environ if environ is None else environ
+    values: dict[str, Any] = {f.name: getattr(Config(), f.name)
+                              for f in dataclasses.fields(Config)}
+    games_table: object = None
+    source_path: Path | None
+    if path is not None:
+        source_path = Path(path)
+    elif env.get(ENV_PREFIX + "CONFIG"):
+        source_path = Path(env[ENV_PREFIX + "CONFIG"])
+    else:
+        source_path = Path("config.toml") if Path("config.toml").is_file() else None
+    if source_path is not None:
+        try:
+            with source_path.open("rb") as handle:
+                document = tomllib.load(handle)
+        except OSError as exc:
+            raise ConfigError(f"cannot read {source_path}: {exc.strerror}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{source_path} is not valid TOML: {exc}") from None
+        for key, raw in document.items():
+            if key == "games":
+                games_table = raw
+            elif key in OVERRIDABLE:
+                values[key] = _coerce(key, raw, str(source_path))
+            else:
+                raise ConfigError(f"{source_path}: unknown key {key!r}")
+    for key in OVERRIDABLE:
+        raw_env = env.get(ENV_PREFIX + key.upper())
+        if raw_env is not None:
+            values[key] = _coerce(key, raw_env, f"${ENV_PREFIX}{key.upper()}")
+    for key, raw in (overrides or {}).items():
+        if raw is None:
+            continue
+        if key not in OVERRIDABLE:
+            raise ConfigError(f"unknown configuration key {key!r}")
+        values[key] = _coerce(key, raw, f"--{key.replace('_', '-')}")
+    if games_table is not None:
+        values["games"] = _game_rules(games_table, values, str(source_path))
+    return _validate(Config(**values))
+
+
+def add_config_arguments(parser: Any, keys: Sequence[str] = OVERRIDABLE) -> None:
+    """Add ``--<key>`` options (with dashes or underscores) to an argparse parser."""
+    parser.add_argument("--config", dest="config_path", default=None,
+                        help="TOML configuration file (default: ./config.toml if present)")
+    for key in keys:
+        dashed = "--" + key.replace("_", "-")
+        flags = [dashed] if "_" not in key else [dashed, "--" + key]
+        parser.add_argument(*flags, dest=key, default=None, metavar=key.upper(),
+                            help=f"override the configuration key {key}")
+
+
+def overrides_from_args(args: Any) -> dict[str, object]:
+    """The ``--<key>`` values given on the command line."""
+    return {key: getattr(args, key, None) for key in OVERRIDABLE}

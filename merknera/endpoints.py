@@ -1,0 +1,115 @@
+"""Which URLs a bot may register, and which addresses the platform may call.
+
+A bot's ``rpcendpoint`` must be an http(s) URL whose host resolves only into the
+configured ``allowed_networks``.  The same rule holds at call time: a resolver wrapper
+drops addresses outside the networks (a DNS answer can change after registration), and
+literal IP hosts, which aiohttp never hands to the resolver, are checked directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from collections.abc import Sequence
+
+from aiohttp.abc import AbstractResolver, ResolveResult
+from aiohttp.resolver import ThreadedResolver
+from yarl import URL
+
+from merknera.config import IPNetwork
+
+MAX_URL_LENGTH = 2000
+
+
+class EndpointRefusedError(ValueError):
+    """An endpoint URL the platform will not call, with the reason."""
+
+
+def parse_endpoint(url: str) -> URL:
+    """Check the shape of an endpoint URL.
+
+    :raises EndpointRefusedError: if it is not an absolute http(s) URL with a host.
+    """
+    if len(url) > MAX_URL_LENGTH:
+        raise EndpointRefusedError(f"the endpoint URL is longer than {MAX_URL_LENGTH} characters")
+    try:
+        parsed = URL(url)
+    except (ValueError, TypeError) as exc:
+        raise EndpointRefusedError(f'"{url}" is not a URL ({exc})') from None
+    if parsed.scheme not in ("http", "https"):
+        raise EndpointRefusedError(f'the endpoint "{url}" must start with http:// or https://')
+    if not parsed.host:
+        raise EndpointRefusedError(f'the endpoint "{url}" has no host')
+    if parsed.user is not None or parsed.password is not None:
+        raise EndpointRefusedError(f'the endpoint "{url}" must not carry a user or password')
+    try:
+        _ = parsed.port
+    except ValueError:
+        raise EndpointRefusedError(f'the endpoint "{url}" has an invalid port') from None
+    return parsed
+
+
+def address_allowed(address: str, networks: Sequence[IPNetwork]) -> bool:
+    """Whether an IP address lies in one of the networks."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return any(ip.version == net.version and ip in net for net in networks)
+
+
+def literal_ip(host: str) -> str | None:
+    """The host itself if it is an IP address literal, else None."""
+    try:
+        return str(ipaddress.ip_address(host.strip("[]")))
+    except ValueError:
+        return None
+
+
+async def check_endpoint(url: str, networks: Sequence[IPNetwork]) -> URL:
+    """Check an endpoint's shape and that every address of its host is allowed.
+
+    :raises EndpointRefusedError: with the reason.
+    """
+    parsed = parse_endpoint(url)
+    host = parsed.raw_host or ""
+    literal = literal_ip(host)
+    if literal is not None:
+        addresses = [literal]
+    else:
+        try:
+            infos = await asyncio.get_running_loop().getaddrinfo(
+                host, parsed.port, type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError) as exc:
+            raise EndpointRefusedError(f'the endpoint host "{host}" does not resolve ({exc})'
+                                       ) from None
+        addresses = sorted({str(info[4][0]) for info in infos})
+    refused = [address for address in addresses if not address_allowed(address, networks)]
+    if refused:
+        raise EndpointRefusedError(
+            f'the endpoint "{url}" resolves to {", ".join(refused)}, outside the networks '
+            f"this platform calls ({', '.join(str(n) for n in networks)})")
+    return parsed
+
+
+class PolicyResolver(AbstractResolver):
+    """A resolver that returns only addresses inside the allowed networks."""
+
+    def __init__(self, networks: Sequence[IPNetwork],
+                 inner: AbstractResolver | None = None) -> None:
+        self._networks = tuple(networks)
+        self._inner = inner or ThreadedResolver()
+
+    async def resolve(self, host: str, port: int = 0,
+                      family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
+        results = await self._inner.resolve(host, port, family)
+        allowed = [r for r in results if address_allowed(r["host"], self._networks)]
+        if not allowed:
+            raise OSError(f"{host} resolves only to addresses outside the allowed networks")
+        return allowed
+
+    async def close(self) -> None:
+        await self._inner.close()

@@ -1,0 +1,74 @@
+"""The scheduler: starts a runner task per game, resumes unfinished games, stops cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+from collections.abc import Iterable
+
+from merknera.scheduler.runner import Arena, GameRunner
+from merknera.store import games
+
+log = logging.getLogger(__name__)
+
+
+class Scheduler:
+    """Owns one task per unfinished game; ``concurrency`` of them play at once."""
+
+    def __init__(self, arena: Arena) -> None:
+        self.arena = arena
+        self._tasks: dict[int, asyncio.Task[None]] = {}
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._stopping = False
+
+    async def start(self) -> None:
+        """Resume every unfinished game from its stored moves."""
+        unfinished = await games.unfinished(self.arena.db)
+        if unfinished:
+            log.info("resuming %d unfinished games", len(unfinished))
+        self.submit(unfinished)
+
+    def submit(self, game_ids: Iterable[int]) -> None:
+        """Start runners for these games (a game already running is left alone)."""
+        if self._stopping:
+            return
+        for game_id in game_ids:
+            if game_id in self._tasks:
+                continue
+            task = asyncio.create_task(GameRunner(self.arena, game_id).run(),
+                                       name=f"game-{game_id}")
+            self._tasks[game_id] = task
+            self._idle.clear()
+            task.add_done_callback(functools.partial(self._done, game_id))
+
+    def _done(self, game_id: int, _task: asyncio.Task[None]) -> None:
+        self._tasks.pop(game_id, None)
+        if not self._tasks:
+            self._idle.set()
+
+    async def cancel(self, game_ids: Iterable[int]) -> None:
+        """Stop the runners of games that ended elsewhere (superseded)."""
+        tasks = [self._tasks[gid] for gid in game_ids if gid in self._tasks]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    @property
+    def running(self) -> int:
+        """Runner tasks alive (playing, waiting for a slot, or waiting for a bot)."""
+        return len(self._tasks)
+
+    async def wait_idle(self) -> None:
+        """Wait until no game is left to play."""
+        await self._idle.wait()
+
+    async def stop(self) -> None:
+        """Cancel every runner; their games resume at the next start."""
+        self._stopping = True
+        await self.cancel(list(self._tasks))
+        await self.arena.notifier.stop()

@@ -1,0 +1,228 @@
+"""Who is online: the platform's view of every current bot, and the pinger that keeps it.
+
+Bots are pinged at start-up, whenever an online bot has not been heard from for
+``ping_interval`` seconds, and before a bot's first move in a game under the same rule.
+An offline bot is re-pinged with exponential back-off, and games waiting on it resume the
+moment it answers (or its owner registers it again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass, field
+
+from merknera.botclient import BotClient
+from merknera.config import Config
+from merknera.events import BotStatusChanged, EventBus
+from merknera.store import Database, bots, logs
+from merknera.store.bots import Bot, BotStatus
+
+log = logging.getLogger(__name__)
+
+_PING_PARALLEL = 64
+_FLUSH_SECONDS = 10.0
+
+
+@dataclass
+class _Liveness:
+    bot: Bot
+    online: asyncio.Event = field(default_factory=asyncio.Event)
+    last_heard: float = 0.0
+    """time.monotonic() of the last answered call; 0.0 = never."""
+    retry_delay: float = 0.0
+    next_ping: float = 0.0
+
+
+class Presence:
+    """Liveness of every current bot, and their latest registration data."""
+
+    def __init__(self, config: Config, db: Database, client: BotClient,
+                 events: EventBus) -> None:
+        self._config = config
+        self._db = db
+        self._client = client
+        self._events = events
+        self._bots: dict[int, _Liveness] = {}
+        self._pinging: dict[int, asyncio.Task[bool]] = {}
+        self._ping_slots = asyncio.Semaphore(_PING_PARALLEL)
+        self._touched: set[int] = set()
+        self._writes: set[asyncio.Task[None]] = set()
+        self._loop_task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Load the current bots, ping them all once, and start the pinger."""
+        for bot in await bots.current(self._db):
+            entry = _Liveness(bot)
+            if bot.status is BotStatus.ONLINE:
+                entry.online.set()
+            self._bots[bot.id] = entry
+        await asyncio.gather(*(self.ping(bot_id) for bot_id in list(self._bots)))
+        self._loop_task = asyncio.create_task(self._loop(), name="pinger")
+
+    async def stop(self) -> None:
+        """Stop pinging (and record who was heard from)."""
+        tasks: list[asyncio.Task[None] | asyncio.Task[bool]] = [
+            *self._pinging.values(), *self._writes]
+        if self._loop_task is not None:
+            tasks.append(self._loop_task)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._loop_task = None
+        await self._flush_seen()
+
+    # -- the directory --------------------------------------------------------------------
+
+    def bot(self, bot_id: int) -> Bot | None:
+        """The latest record of a current bot (None if superseded, disabled or unknown)."""
+        entry = self._bots.get(bot_id)
+        return None if entry is None else entry.bot
+
+    def registered(self, bot: Bot) -> None:
+        """A bot (re-)registered just now: it is online, with this endpoint and secret."""
+        entry = self._bots.get(bot.id)
+        if entry is None:
+            entry = self._bots[bot.id] = _Liveness(bot)
+        entry.bot = bot
+        self._mark_heard(entry)
+
+    def retired(self, bot_ids: list[int]) -> None:
+        """These bots were superseded or disabled: forget them."""
+        for bot_id in bot_ids:
+            self._bots.pop(bot_id, None)
+
+    # -- liveness ---------------------------------------------------------------------------
+
+    def is_online(self, bot_id: int) -> bool:
+        """Whether the bot is current and believed online."""
+        entry = self._bots.get(bot_id)
+        return entry is not None and entry.online.is_set()
+
+    def heard(self, bot_id: int) -> None:
+        """The bot answered a call (any answer counts)."""
+        entry = self._bots.get(bot_id)
+        if entry is not None:
+            if not entry.online.is_set():
+                self._spawn_status_write(entry, online=True, why="it answered a call")
+            self._mark_heard(entry)
+
+    def went_unreachable(self, bot_id: int, why: str) -> None:
+        """A call could not reach the bot: it is offline until a ping says otherwise."""
+        entry = self._bots.get(bot_id)
+        if entry is not None and entry.online.is_set():
+            self._mark_offline(entry)
+            self._spawn_status_write(entry, online=False, why=why)
+
+    async def ensure_fresh(self, bot_id: int) -> bool:
+        """Ping the bot if nothing was heard from it within the ping interval.
+
+        Returns whether it is online afterwards.
+        """
+        entry = self._bots.get(bot_id)
+        if entry is None:
+            return False
+        if entry.online.is_set() and (
+                time.monotonic() - entry.last_heard < self._config.ping_interval):
+            return True
+        return await self.ping(bot_id)
+
+    async def wait_online(self, bot_id: int, time_limit: float) -> bool:
+        """Wait until the bot is online, at most ``time_limit`` seconds."""
+        entry = self._bots.get(bot_id)
+        if entry is None:
+            return False
+        if entry.online.is_set():
+            return True
+        entry.next_ping = min(entry.next_ping, time.monotonic())
+        try:
+            async with asyncio.timeout(time_limit):
+                await entry.online.wait()
+        except TimeoutError:
+            return False
+        return bot_id in self._bots
+
+    async def ping(self, bot_id: int) -> bool:
+        """Ping a bot now (joining a ping already under way); returns whether it answered."""
+        task = self._pinging.get(bot_id) or self._start_ping(bot_id)
+        return await asyncio.shield(task)
+
+    def _start_ping(self, bot_id: int) -> asyncio.Task[bool]:
+        task = asyncio.create_task(self._ping(bot_id), name=f"ping-{bot_id}")
+        self._pinging[bot_id] = task
+
+        def forget(_: asyncio.Task[bool]) -> None:
+            if self._pinging.get(bot_id) is task:
+                del self._pinging[bot_id]
+
+        task.add_done_callback(forget)
+        return task
+
+    async def _ping(self, bot_id: int) -> bool:
+        entry = self._bots.get(bot_id)
+        if entry is None:
+            return False
+        async with self._ping_slots:
+            reply = await self._client.ping(entry.bot.endpoint, entry.bot.secret)
+        if self._bots.get(bot_id) is not entry:
+            return False
+        was_online = entry.online.is_set()
+        if reply.ok:
+            self._mark_heard(entry)
+            if not was_online:
+                await self._write_status(entry, online=True, why="it answered a ping")
+            return True
+        assert reply.fault is not None
+        self._mark_offline(entry)
+        if was_online:
+            await self._write_status(entry, online=False,
+                                     why=f"Status.Ping failed: {reply.fault.message}")
+        return False
+
+    def _mark_heard(self, entry: _Liveness) -> None:
+        entry.last_heard = time.monotonic()
+        entry.retry_delay = 0.0
+        entry.next_ping = entry.last_heard + self._config.ping_interval
+        entry.online.set()
+        self._touched.add(entry.bot.id)
+
+    def _mark_offline(self, entry: _Liveness) -> None:
+        entry.online.clear()
+        entry.retry_delay = min(self._config.offline_retry_max,
+                                max(self._config.offline_retry_min, entry.retry_delay * 2))
+        entry.next_ping = time.monotonic() + entry.retry_delay
+
+    def _spawn_status_write(self, entry: _Liveness, *, online: bool, why: str) -> None:
+        task = asyncio.create_task(self._write_status(entry, online=online, why=why))
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
+
+    async def _write_status(self, entry: _Liveness, *, online: bool, why: str) -> None:
+        bot = entry.bot
+        if await bots.set_liveness(self._db, bot.id, online):
+            state = "online" if online else "offline"
+            await logs.write(self._db, bot.id, f"{bot.name} (version: {bot.version}) is {state}: "
+                                               f"{why}")
+            log.info("bot %s (%s) is %s: %s", bot.name, bot.version, state, why)
+            self._events.publish(BotStatusChanged(bot.id, bot.name, state.upper()))
+
+    async def _loop(self) -> None:
+        tick = min(1.0, self._config.offline_retry_min)
+        last_flush = time.monotonic()
+        while True:
+            await asyncio.sleep(tick)
+            now = time.monotonic()
+            for bot_id, entry in list(self._bots.items()):
+                if now >= entry.next_ping and bot_id not in self._pinging:
+                    self._start_ping(bot_id)
+            if now - last_flush >= _FLUSH_SECONDS:
+                last_flush = now
+                await self._flush_seen()
+
+    async def _flush_seen(self) -> None:
+        touched, self._touched = sorted(self._touched), set()
+        await bots.touch(self._db, touched)

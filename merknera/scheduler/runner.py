@@ -1,0 +1,415 @@
+"""The game runner: one task per running game, from the first NewGame to Complete.
+
+The way of one move: ask the game whose turn it is, call that seat's bot, let the game's
+wire view parse the reply (InvalidMoveError) and its rules apply it (IllegalMoveError),
+store the call in one short write, continue.  Faults become strikes or forfeits exactly as
+PROTOCOL.md section 3 says, so every game ends with an outcome and a reason.
+
+A runner can start from any point: it rebuilds the state by replaying the stored moves from
+the game's seed, so a game interrupted by a crash resumes where its log ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from merknera.botclient import BotClient, CallResult
+from merknera.config import Config, GameRules
+from merknera.events import EventBus, GameFinished, MovePlayed
+from merknera.games import (
+    CHANCE,
+    JSON,
+    AnyGame,
+    IllegalMoveError,
+    InvalidMoveError,
+    JSONObject,
+    MoveError,
+    Outcome,
+    Seat,
+    SeatResult,
+    Termination,
+    UnknownGameError,
+    get_game,
+)
+from merknera.protocol.faults import FaultKind
+from merknera.scheduler.presence import Presence
+from merknera.store import Database, bots, games, logs
+from merknera.store.bots import Bot
+from merknera.store.games import GameRecord, GameStatus
+
+log = logging.getLogger(__name__)
+
+STRIKE_FAULTS = frozenset({FaultKind.HTTP_STATUS, FaultKind.MALFORMED_REPLY, FaultKind.RPC_ERROR,
+                           FaultKind.INVALID_MOVE, FaultKind.ILLEGAL_MOVE})
+"""Faults that cost a strike; the bot is asked again until its strikes run out."""
+
+FORFEIT_FAULTS: dict[FaultKind, Termination] = {
+    FaultKind.TIMEOUT: Termination.TIMEOUT,
+    FaultKind.UNREACHABLE: Termination.UNREACHABLE,
+    FaultKind.NOT_READY: Termination.NOT_READY,
+}
+"""Faults that forfeit the game at once."""
+
+
+class ReplayError(RuntimeError):
+    """A stored move log that does not replay under the current rules."""
+
+
+class Notifier:
+    """Calls whose replies are ignored (Error, Complete), delivered in the background.
+
+    Calls to one bot go out in the order given (an Error before the Complete).
+    """
+
+    def __init__(self, client: BotClient) -> None:
+        self._client = client
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def send(self, bot: Bot, calls: Sequence[tuple[str, JSONObject]]) -> None:
+        """Deliver ``(method, params)`` calls to a bot, one after another."""
+        task = asyncio.create_task(self._deliver(bot, calls))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _deliver(self, bot: Bot, calls: Sequence[tuple[str, JSONObject]]) -> None:
+        for method, params in calls:
+            await self._client.notify(bot.endpoint, bot.secret, method, params)
+
+    async def drain(self) -> None:
+        """Wait for every call under way to be delivered or to fail."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def stop(self) -> None:
+        """Give up on calls still under way."""
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+
+@dataclass
+class Arena:
+    """What every runner shares."""
+
+    config: Config
+    db: Database
+    client: BotClient
+    presence: Presence
+    events: EventBus
+    notifier: Notifier
+    slots: asyncio.Semaphore
+    """One permit per game in active play (``concurrency``)."""
+
+
+@dataclass
+class _Play:
+    """A game in progress: rules, state, and the runner's counters."""
+
+    record: GameRecord
+    game: AnyGame
+    rules: GameRules
+    rng: random.Random
+    state: object
+    seq: int = 0
+    strikes: list[int] = field(default_factory=list)
+    moved: set[Seat] = field(default_factory=set)
+    forfeit: Outcome | None = None
+    bots: list[Bot] = field(default_factory=list)
+    """The seated bots as stored when the runner started (the presence has fresher data)."""
+
+    @property
+    def seats(self) -> int:
+        return len(self.record.seats)
+
+    def bot_id(self, seat: Seat) -> int:
+        return self.record.seats[seat].bot_id
+
+
+class GameRunner:
+    """Plays one game to its end."""
+
+    def __init__(self, arena: Arena, game_id: int) -> None:
+        self._arena = arena
+        self._game_id = game_id
+        self._holding_slot = False
+
+    async def run(self) -> None:
+        """Play the game; never raises except when cancelled."""
+        try:
+            await self._run()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            # A bug or a store failure.  Ending the game without a result keeps the arena
+            # moving; the traceback goes to the platform log for the operator.
+            log.exception("game %d: the runner failed", self._game_id)
+            with contextlib.suppress(Exception):
+                await self._finish_without_play(
+                    Termination.ABORTED, f"the platform could not continue: {type(exc).__name__}")
+        finally:
+            self._release()
+
+    async def _run(self) -> None:
+        arena = self._arena
+        record = await games.load(arena.db, self._game_id)
+        if record is None or record.status is GameStatus.FINISHED:
+            return
+        seated: list[Bot] = []
+        for seat in record.seats:
+            bot = await bots.get(arena.db, seat.bot_id)
+            if bot is None:
+                raise RuntimeError(f"game {record.id} seats bot {seat.bot_id}, which is unknown")
+            seated.append(bot)
+        try:
+            play = self._replay(record, seated)
+        except (ReplayError, UnknownGameError, MoveError, ValueError) as exc:
+            await self._finish_without_play(Termination.ABORTED,
+                                            f"the stored game cannot be replayed: {exc}")
+            return
+        await self._acquire()
+        if play.forfeit is None and not record.moves:
+            await self._start(play)
+        while play.forfeit is None and play.game.outcome(play.state) is None:
+            if not await self._play_one(play):
+                return  # the game was finished elsewhere (superseded)
+        outcome = play.forfeit or play.game.outcome(play.state)
+        assert outcome is not None
+        await self._finish(play, outcome)
+
+    # -- rebuilding the state -------------------------------------------------------------
+
+    def _replay(self, record: GameRecord, seated: list[Bot]) -> _Play:
+        game = get_game(record.game)
+        rules = self._arena.config.rules_for(game.mnemonic)
+        rng = random.Random(record.seed)
+        state = game.new(record.settings, len(record.seats), rng)
+        play = _Play(record, game, rules, rng, state, strikes=[0] * len(record.seats),
+                     bots=seated)
+        for stored in record.moves:
+            play.seq = stored.seq
+            if stored.fault is not None:
+                kind = FaultKind(stored.fault)
+                if kind in FORFEIT_FAULTS:
+                    play.forfeit = Outcome.forfeit(stored.seat, play.seats, FORFEIT_FAULTS[kind],
+                                                   stored.fault_detail or kind.value)
+                elif kind in STRIKE_FAULTS:
+                    play.strikes[stored.seat] += 1
+                    if play.strikes[stored.seat] >= rules.max_strikes:
+                        play.forfeit = self._strikes_outcome(play, stored.seat)
+                continue
+            move = game.parse_move(stored.move)
+            if stored.seat == CHANCE:
+                drawn = game.sample_chance(play.state, rng)
+                if drawn != move:
+                    raise ReplayError(f"chance move {stored.seq} was {stored.move!r}, "
+                                      f"but the seed draws {game.move_to_wire(drawn)!r}")
+            else:
+                play.moved.add(stored.seat)
+            play.state = game.apply(play.state, stored.seat, move)
+        return play
+
+    # -- the lifecycle ----------------------------------------------------------------------
+
+    async def _start(self, play: _Play) -> None:
+        """Check every seat is reachable (waiting up to the grace period), send NewGame."""
+        arena = self._arena
+        deadline = time.monotonic() + arena.config.offline_grace
+        absent = [seat for seat in range(play.seats)
+                  if not await self._reachable(play, seat, deadline)]
+        if absent:
+            play.forfeit = self._absent_outcome(play, absent)
+            return
+        await asyncio.gather(*(self._new_game(play, seat) for seat in range(play.seats)))
+        await games.mark_running(arena.db, self._game_id)
+
+    async def _new_game(self, play: _Play, seat: Seat) -> None:
+        bot = self._bot(play, seat)
+        params: JSONObject = {"gameid": self._game_id, "players": play.seats}
+        params.update(play.game.new_game_params(play.state, seat))
+        reply = await self._arena.client.call(
+            bot.endpoint, bot.secret, f"{play.game.prefix}.NewGame", params,
+            self._arena.config.notify_timeout)
+        if reply.status is not None:
+            self._arena.presence.heard(bot.id)
+        # A game without assets needs no preparation: whatever the bot answers (Merknera's
+        # bots do not implement NewGame at all) it counts as ready.
+
+    async def _reachable(self, play: _Play, seat: Seat, deadline: float) -> bool:
+        """Whether the seat's bot can be asked now, waiting for it until ``deadline``."""
+        presence = self._arena.presence
+        bot_id = play.bot_id(seat)
+        if seat not in play.moved:
+            await presence.ensure_fresh(bot_id)
+        if presence.is_online(bot_id):
+            return True
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        self._release()
+        try:
+            online = await presence.wait_online(bot_id, remaining)
+        finally:
+            await self._acquire()
+        return online
+
+    async def _play_one(self, play: _Play) -> bool:
+        """Ask for one move (or draw a chance move) and store it; False if the game is gone."""
+        arena, game = self._arena, play.game
+        seat = game.to_move(play.state)
+        assert seat is not None
+        if seat == CHANCE:
+            move = game.sample_chance(play.state, play.rng)
+            after = game.apply(play.state, CHANCE, move)
+            if not await self._store(play, CHANCE, move=game.move_to_wire(move)):
+                return False
+            play.state = after
+            return True
+        if not await self._reachable(play, seat,
+                                     time.monotonic() + arena.config.offline_grace):
+            bot = self._bot(play, seat)
+            play.forfeit = Outcome.forfeit(
+                seat, play.seats, Termination.UNREACHABLE,
+                f"{bot.name} stayed offline for more than {arena.config.offline_grace:g} s")
+            return True
+        bot = self._bot(play, seat)
+        params: JSONObject = {"gameid": self._game_id}
+        params.update(game.next_move_params(play.state, seat))
+        reply = await arena.client.call(bot.endpoint, bot.secret, f"{game.prefix}.NextMove",
+                                        params, play.rules.move_timeout)
+        play.moved.add(seat)
+        if reply.status is not None:
+            arena.presence.heard(bot.id)
+        if reply.fault is not None:
+            if reply.fault.kind is FaultKind.UNREACHABLE:
+                arena.presence.went_unreachable(bot.id, reply.fault.message)
+            return await self._fault(play, seat, reply, reply.fault.kind, reply.fault.message)
+        try:
+            move = game.parse_move(reply.result)
+        except InvalidMoveError as exc:
+            return await self._fault(play, seat, reply, FaultKind.INVALID_MOVE, str(exc))
+        try:
+            after = game.apply(play.state, seat, move)
+        except IllegalMoveError as exc:
+            return await self._fault(play, seat, reply, FaultKind.ILLEGAL_MOVE, str(exc))
+        wire = game.move_to_wire(move)
+        if not await self._store(play, seat, move=wire, reply=reply):
+            return False
+        before, play.state = play.state, after
+        arena.events.publish(MovePlayed(self._game_id, play.seq, seat, wire))
+        for note in game.announcements(before, seat, move, after):
+            arena.notifier.send(self._bot(play, note.seat), [(
+                f"{game.prefix}.{note.method}", {"gameid": self._game_id, **note.params})])
+        return True
+
+    async def _fault(self, play: _Play, seat: Seat, reply: CallResult, kind: FaultKind,
+                     message: str) -> bool:
+        """Store a faulty reply, tell the bot, and strike or forfeit it."""
+        if not await self._store(play, seat, fault=kind, detail=message, reply=reply):
+            return False
+        bot = self._bot(play, seat)
+        if kind in FORFEIT_FAULTS:
+            play.forfeit = Outcome.forfeit(seat, play.seats, FORFEIT_FAULTS[kind],
+                                           f"{bot.name}: {message}")
+            consequence = "you forfeit the game"
+        else:
+            play.strikes[seat] += 1
+            used, allowed = play.strikes[seat], play.rules.max_strikes
+            if used >= allowed:
+                play.forfeit = self._strikes_outcome(play, seat, message)
+                consequence = f"strike {used} of {allowed}: you forfeit the game"
+            else:
+                consequence = f"strike {used} of {allowed}: you will be asked again"
+        text = f"{message} ({consequence})"
+        await logs.write(self._arena.db, bot.id, f"Fault {kind.value} (gameId: {self._game_id}): "
+                                                 f"{text}", self._game_id)
+        self._arena.notifier.send(bot, [(f"{play.game.prefix}.Error", {
+            "gameid": self._game_id, "message": text, "errorcode": kind.error_code})])
+        return True
+
+    async def _store(self, play: _Play, seat: Seat, *, move: JSON = None,
+                     fault: FaultKind | None = None, detail: str | None = None,
+                     reply: CallResult | None = None) -> bool:
+        play.seq += 1
+        if play.seq > play.game.max_moves + play.seats * play.rules.max_strikes + 1:
+            raise RuntimeError(f"game {self._game_id} exceeded its move bound")
+        return await games.record_move(
+            self._arena.db, self._game_id, play.seq, seat, move=move,
+            fault=None if fault is None else fault.value, fault_detail=detail,
+            request=None if reply is None else reply.request.decode("utf-8"),
+            reply=None if reply is None or reply.reply is None
+            else reply.reply.decode("utf-8", errors="replace"),
+            latency_ms=None if reply is None else round(reply.latency * 1000, 3))
+
+    # -- the end ------------------------------------------------------------------------------
+
+    def _strikes_outcome(self, play: _Play, seat: Seat, last: str = "") -> Outcome:
+        name = self._name(play, seat)
+        why = f"; the last: {last}" if last else ""
+        return Outcome.forfeit(seat, play.seats, Termination.STRIKES,
+                               f"{name} made {play.rules.max_strikes} faulty replies{why}")
+
+    def _absent_outcome(self, play: _Play, absent: list[Seat]) -> Outcome:
+        grace = self._arena.config.offline_grace
+        names = ", ".join(self._name(play, seat) for seat in absent)
+        detail = f"{names} stayed offline for more than {grace:g} s before the game began"
+        if len(absent) == 1:
+            return Outcome.forfeit(absent[0], play.seats, Termination.UNREACHABLE, detail)
+        if len(absent) == play.seats:
+            return Outcome.no_result(Termination.ABORTED, detail)
+        ranks = tuple(1 if seat in absent else 0 for seat in range(play.seats))
+        return Outcome(Termination.UNREACHABLE, ranks, detail)
+
+    async def _finish(self, play: _Play, outcome: Outcome) -> None:
+        arena, game = self._arena, play.game
+        if not await games.finish(arena.db, self._game_id, outcome,
+                                  game.state_to_json(play.state)):
+            return
+        seats = [self._bot(play, seat) for seat in range(play.seats)]
+        results = [outcome.result_for(seat) for seat in range(play.seats)]
+        for seat, bot in enumerate(seats):
+            others = ", ".join(f"{b.name} ({b.version})" for s, b in enumerate(seats) if s != seat)
+            await logs.write(arena.db, bot.id,
+                             f"Game complete (gameId: {self._game_id}) against {others}: "
+                             f"{_verdict(results[seat])}; {outcome.detail}", self._game_id)
+        arena.events.publish(GameFinished(
+            self._game_id, game.mnemonic, tuple(f"{b.name} ({b.version})" for b in seats),
+            tuple(r.value for r in results), outcome.termination.value, outcome.detail))
+        for seat, bot in enumerate(seats):
+            params: JSONObject = {"gameid": self._game_id,
+                                  "winner": results[seat] is SeatResult.WIN}
+            params.update(game.complete_params(play.state, seat))
+            arena.notifier.send(bot, [(f"{game.prefix}.Complete", params)])
+
+    async def _finish_without_play(self, termination: Termination, detail: str) -> None:
+        await games.finish(self._arena.db, self._game_id,
+                           Outcome.no_result(termination, detail), None)
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _bot(self, play: _Play, seat: Seat) -> Bot:
+        """The seat's bot with its latest endpoint and secret."""
+        return self._arena.presence.bot(play.bot_id(seat)) or play.bots[seat]
+
+    def _name(self, play: _Play, seat: Seat) -> str:
+        return self._bot(play, seat).name
+
+    async def _acquire(self) -> None:
+        if not self._holding_slot:
+            await self._arena.slots.acquire()
+            self._holding_slot = True
+
+    def _release(self) -> None:
+        if self._holding_slot:
+            self._holding_slot = False
+            self._arena.slots.release()
+
+
+def _verdict(result: SeatResult) -> str:
+    return {SeatResult.WIN: "you won", SeatResult.LOSS: "you lost", SeatResult.DRAW: "a draw",
+            SeatResult.NONE: "no result"}[result]

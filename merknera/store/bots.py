@@ -1,0 +1,172 @@
+"""Bots: one row per (name, version), its endpoint, metadata, secret and liveness."""
+
+from __future__ import annotations
+
+import enum
+import sqlite3
+from dataclasses import dataclass
+
+import aiosqlite
+
+from merknera.store.db import Database, now
+
+
+class BotStatus(enum.Enum):
+    """Where a bot version stands."""
+
+    ONLINE = "ONLINE"
+    OFFLINE = "OFFLINE"
+    SUPERSEDED = "SUPERSEDED"
+    """A newer version of the same name was registered."""
+    DISABLED = "DISABLED"
+    """Taken out of play by an admin or by the fault rule."""
+
+
+@dataclass(frozen=True)
+class Bot:
+    """One registered bot version."""
+
+    id: int
+    name: str
+    version: str
+    game: str
+    user_id: int
+    owner: str
+    endpoint: str
+    language: str
+    website: str
+    description: str
+    status: BotStatus
+    secret: str
+    created_at: str
+    last_seen_at: str | None
+
+
+@dataclass(frozen=True)
+class BotMetadata:
+    """What a bot says about itself at registration."""
+
+    endpoint: str
+    language: str = ""
+    website: str = ""
+    description: str = ""
+
+
+_SELECT = "SELECT bots.*, users.name AS owner FROM bots JOIN users ON users.id = bots.user_id"
+
+
+def bot_from_row(row: sqlite3.Row) -> Bot:
+    """A Bot from a row of ``_SELECT``."""
+    return Bot(
+        id=row["id"], name=row["name"], version=row["version"], game=row["game"],
+        user_id=row["user_id"], owner=row["owner"], endpoint=row["endpoint"],
+        language=row["language"], website=row["website"], description=row["description"],
+        status=BotStatus(row["status"]), secret=row["secret"], created_at=row["created_at"],
+        last_seen_at=row["last_seen_at"],
+    )
+
+
+async def by_name(conn: aiosqlite.Connection, name: str) -> list[Bot]:
+    """Every version registered under a name, oldest first."""
+    cursor = await conn.execute(f"{_SELECT} WHERE bots.name = ? ORDER BY bots.id", (name,))
+    return [bot_from_row(row) for row in await cursor.fetchall()]
+
+
+async def insert(conn: aiosqlite.Connection, *, name: str, version: str, game: str,
+                 user_id: int, meta: BotMetadata, secret: str) -> Bot:
+    """Add a new bot version, online (inside a write transaction)."""
+    stamp = now()
+    cursor = await conn.execute(
+        "INSERT INTO bots (name, version, game, user_id, endpoint, language, website, "
+        "description, status, secret, created_at, last_seen_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'ONLINE', ?, ?, ?)",
+        (name, version, game, user_id, meta.endpoint, meta.language, meta.website,
+         meta.description, secret, stamp, stamp))
+    bot_id = cursor.lastrowid
+    assert bot_id is not None
+    row = await (await conn.execute(f"{_SELECT} WHERE bots.id = ?", (bot_id,))).fetchone()
+    assert row is not None
+    return bot_from_row(row)
+
+
+async def update_registration(conn: aiosqlite.Connection, bot_id: int,
+                              meta: BotMetadata) -> Bot:
+    """Re-registration of the same version: new endpoint and metadata, and online again.
+
+    A disabled bot stays disabled only until its owner registers it again.
+    """
+    await conn.execute(
+        "UPDATE bots SET endpoint = ?, language = ?, website = ?, description = ?, "
+        "status = 'ONLINE', last_seen_at = ? WHERE id = ?",
+        (meta.endpoint, meta.language, meta.website, meta.description, now(), bot_id))
+    row = await (await conn.execute(f"{_SELECT} WHERE bots.id = ?", (bot_id,))).fetchone()
+    assert row is not None
+    return bot_from_row(row)
+
+
+async def supersede(conn: aiosqlite.Connection, name: str) -> list[int]:
+    """Mark every version of ``name`` superseded and end their unfinished games unrated.
+
+    Returns the ids of the games that were ended.
+    """
+    stamp = now()
+    cursor = await conn.execute(
+        "SELECT DISTINCT games.id FROM games JOIN seats ON seats.game_id = games.id "
+        "JOIN bots ON bots.id = seats.bot_id "
+        "WHERE bots.name = ? AND games.status != 'FINISHED' ORDER BY games.id", (name,))
+    game_ids = [row[0] for row in await cursor.fetchall()]
+    for game_id in game_ids:
+        await conn.execute(
+            "UPDATE games SET status = 'FINISHED', outcome = 'NO_RESULT', reason = 'SUPERSEDED', "
+            "detail = ?, finished_at = ? WHERE id = ?",
+            (f'a new version of "{name}" was registered', stamp, game_id))
+        await conn.execute("UPDATE seats SET result = 'NONE' WHERE game_id = ?", (game_id,))
+    await conn.execute(
+        "UPDATE bots SET status = 'SUPERSEDED' WHERE name = ? AND status != 'SUPERSEDED'",
+        (name,))
+    return game_ids
+
+
+async def opponents(conn: aiosqlite.Connection, game: str, exclude_name: str) -> list[Bot]:
+    """Every other current, online bot of a game, by id."""
+    cursor = await conn.execute(
+        f"{_SELECT} WHERE bots.game = ? AND bots.status = 'ONLINE' AND bots.name != ? "
+        "ORDER BY bots.id", (game, exclude_name))
+    return [bot_from_row(row) for row in await cursor.fetchall()]
+
+
+async def get(db: Database, bot_id: int) -> Bot | None:
+    """One bot version by id."""
+    row = await db.fetchone(f"{_SELECT} WHERE bots.id = ?", (bot_id,))
+    return None if row is None else bot_from_row(row)
+
+
+async def current(db: Database) -> list[Bot]:
+    """Every bot that can still play: neither superseded nor disabled."""
+    rows = await db.fetchall(f"{_SELECT} WHERE bots.status IN ('ONLINE', 'OFFLINE') "
+                             "ORDER BY bots.id")
+    return [bot_from_row(row) for row in rows]
+
+
+async def set_liveness(db: Database, bot_id: int, online: bool) -> bool:
+    """Mark a current bot online (and seen now) or offline; returns whether it changed.
+
+    Superseded and disabled bots are left as they are.
+    """
+    if online:
+        changed = await db.write_one(
+            "UPDATE bots SET status = 'ONLINE', last_seen_at = ? "
+            "WHERE id = ? AND status IN ('ONLINE', 'OFFLINE')", (now(), bot_id))
+    else:
+        changed = await db.write_one(
+            "UPDATE bots SET status = 'OFFLINE' WHERE id = ? AND status = 'ONLINE'", (bot_id,))
+    return changed > 0
+
+
+async def touch(db: Database, bot_ids: list[int]) -> None:
+    """Record that these bots were heard from just now."""
+    if bot_ids:
+        marks = ",".join("?" * len(bot_ids))
+        # Only "?" placeholders are interpolated; the values are bound.
+        await db.write_one(f"UPDATE bots SET last_seen_at = ? WHERE id IN ({marks})",  # noqa: S608
+                           (now(), *bot_ids))

@@ -1,0 +1,159 @@
+"""The SQLite connection setup: one writer behind a lock, one reader, numbered migrations.
+
+aiosqlite runs each connection on its own thread and a shared connection shares its
+transaction, so every write goes through :meth:`Database.write` (``BEGIN IMMEDIATE`` ...
+``COMMIT`` under an :class:`asyncio.Lock`) or :meth:`Database.write_one` (a single
+autocommitted statement under the same lock).  Readers use a second connection; in WAL
+mode they never block the writer and always see committed data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sqlite3
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+Row = sqlite3.Row
+Params = tuple[Any, ...] | dict[str, Any]
+
+_MIGRATION_NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
+
+
+class StoreError(RuntimeError):
+    """The database cannot be used (wrong file, newer schema, failed migration)."""
+
+
+def now() -> str:
+    """The current UTC time as ISO 8601 with milliseconds, as every timestamp is stored."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def migrations() -> list[tuple[int, str, str]]:
+    """The numbered migrations shipped with the package: (number, file name, SQL)."""
+    found = []
+    for entry in resources.files("merknera.store.migrations").iterdir():
+        match = _MIGRATION_NAME.match(entry.name)
+        if match:
+            found.append((int(match.group(1)), entry.name, entry.read_text("utf-8")))
+    found.sort()
+    numbers = [number for number, _, _ in found]
+    if numbers != list(range(1, len(found) + 1)):
+        raise StoreError(f"migrations must be numbered 001, 002, ... without gaps: {numbers}")
+    return found
+
+
+async def _connect(path: str) -> aiosqlite.Connection:
+    # isolation_level must be given here: setting it later touches sqlite3 from the
+    # wrong thread (research/aesthetics.md).  None = autocommit; we issue BEGIN ourselves.
+    conn = await aiosqlite.connect(path, isolation_level=None, timeout=30.0)
+    conn.row_factory = sqlite3.Row
+    await conn.execute("PRAGMA foreign_keys = ON")
+    await conn.execute("PRAGMA busy_timeout = 30000")
+    return conn
+
+
+class Database:
+    """A SQLite file opened for the platform.  Open with :meth:`open`, close with :meth:`close`."""
+
+    def __init__(self, path: str, writer: aiosqlite.Connection,
+                 reader: aiosqlite.Connection) -> None:
+        self.path = path
+        self._writer = writer
+        self._reader = reader
+        self._write_lock = asyncio.Lock()
+
+    @classmethod
+    async def open(cls, path: str | Path) -> Database:
+        """Open (creating if needed) and migrate the database at ``path``."""
+        path = str(path)
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        writer = await _connect(path)
+        try:
+            mode = await (await writer.execute("PRAGMA journal_mode = WAL")).fetchone()
+            if path != ":memory:" and (mode is None or str(mode[0]).lower() != "wal"):
+                raise StoreError(f"{path}: cannot switch to WAL mode (got {mode!r})")
+            # NORMAL is durable against a crash of the process in WAL mode (only a power
+            # loss may drop the last commits), and keeps each move's write short.
+            await writer.execute("PRAGMA synchronous = NORMAL")
+            await _migrate(writer, path)
+            reader = await _connect(path)
+        except BaseException:
+            await writer.close()
+            raise
+        return cls(path, writer, reader)
+
+    async def close(self) -> None:
+        """Close both connections (waits for a running write to finish)."""
+        async with self._write_lock:
+            await self._writer.close()
+        await self._reader.close()
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[aiosqlite.Connection]:
+        """A write transaction: ``BEGIN IMMEDIATE``, commit on success, roll back on error.
+
+        Never await anything but the database inside it: the lock serialises every write.
+        """
+        async with self._write_lock:
+            await self._writer.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._writer
+            except BaseException:
+                await self._writer.execute("ROLLBACK")
+                raise
+            await self._writer.execute("COMMIT")
+
+    async def write_one(self, sql: str, params: Params = ()) -> int:
+        """Run one write statement in its own transaction; returns the rows it changed."""
+        async with self._write_lock:
+            cursor = await self._writer.execute(sql, params)
+            return cursor.rowcount
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        """Rows of a query on the reader connection."""
+        cursor = await self._reader.execute(sql, params)
+        return list(await cursor.fetchall())
+
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        """The first row of a query on the reader connection, or None."""
+        cursor = await self._reader.execute(sql, params)
+        return await cursor.fetchone()
+
+    async def fetchval(self, sql: str, params: Params = ()) -> Any:
+        """The first column of the first row, or None."""
+        row = await self.fetchone(sql, params)
+        return None if row is None else row[0]
+
+
+async def _migrate(conn: aiosqlite.Connection, path: str) -> None:
+    version = int((await (await conn.execute("PRAGMA user_version")).fetchone() or [0])[0])
+    known = migrations()
+    if version > len(known):
+        raise StoreError(f"{path} has schema version {version}, newer than this Merknera "
+                         f"knows ({len(known)}); upgrade Merknera")
+    for number, name, sql in known[version:]:
+        statements = _split(sql)
+        await conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in statements:
+                await conn.execute(statement)
+            await conn.execute(f"PRAGMA user_version = {number}")
+        except sqlite3.Error as exc:
+            await conn.execute("ROLLBACK")
+            raise StoreError(f"{path}: migration {name} failed: {exc}") from exc
+        await conn.execute("COMMIT")
+
+
+def _split(sql: str) -> Iterable[str]:
+    """Statements of a migration file (no semicolons inside string literals, by convention)."""
+    lines = [line for line in sql.splitlines() if not line.lstrip().startswith("--")]
+    return [part.strip() for part in "\n".join(lines).split(";") if part.strip()]

@@ -1,0 +1,162 @@
+"""Games, their seats and their move log.
+
+Writes here are conditional on the game not being finished, so a runner that lost a race
+(its game was superseded a moment ago) cannot change a finished game.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import aiosqlite
+
+from merknera.games.base import JSON, Outcome
+from merknera.store.db import Database, now
+
+
+class GameStatus(enum.Enum):
+    """Where a game stands."""
+
+    PENDING = "PENDING"
+    """Created, no move asked for yet."""
+    RUNNING = "RUNNING"
+    FINISHED = "FINISHED"
+
+
+class GameResult(enum.Enum):
+    """The stored summary of an outcome."""
+
+    WIN = "WIN"
+    DRAW = "DRAW"
+    NO_RESULT = "NO_RESULT"
+
+
+@dataclass(frozen=True)
+class SeatRecord:
+    """Who sits where."""
+
+    seat: int
+    bot_id: int
+
+
+@dataclass(frozen=True)
+class MoveRecord:
+    """One stored call for a move: an accepted move, or a fault."""
+
+    seq: int
+    seat: int
+    move: JSON
+    """The accepted move as the bot sent it; None for a fault."""
+    fault: str | None
+    fault_detail: str | None
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """What a runner needs to resume a game."""
+
+    id: int
+    game: str
+    status: GameStatus
+    seed: int
+    settings: dict[str, JSON]
+    seats: tuple[SeatRecord, ...]
+    moves: tuple[MoveRecord, ...]
+
+
+def summarise(outcome: Outcome) -> GameResult:
+    """WIN when someone won, DRAW when all tied, NO_RESULT when nobody is rated."""
+    if outcome.ranks is None:
+        return GameResult.NO_RESULT
+    return GameResult.WIN if outcome.winners else GameResult.DRAW
+
+
+async def create(conn: aiosqlite.Connection, game: str, seed: int, bot_ids: Sequence[int],
+                 settings: dict[str, JSON] | None = None) -> int:
+    """A new pending game with its seats in order (inside a write transaction)."""
+    cursor = await conn.execute(
+        "INSERT INTO games (game, seed, settings, created_at) VALUES (?, ?, ?, ?)",
+        (game, seed, json.dumps(settings or {}), now()))
+    game_id = cursor.lastrowid
+    assert game_id is not None
+    await conn.executemany(
+        "INSERT INTO seats (game_id, seat, bot_id) VALUES (?, ?, ?)",
+        [(game_id, seat, bot_id) for seat, bot_id in enumerate(bot_ids)])
+    return game_id
+
+
+async def unfinished(db: Database) -> list[int]:
+    """Ids of every game that has not finished, oldest first."""
+    rows = await db.fetchall("SELECT id FROM games WHERE status != 'FINISHED' ORDER BY id")
+    return [row[0] for row in rows]
+
+
+async def load(db: Database, game_id: int) -> GameRecord | None:
+    """A game with its seats and its whole move log, or None."""
+    row = await db.fetchone("SELECT * FROM games WHERE id = ?", (game_id,))
+    if row is None:
+        return None
+    seats = await db.fetchall("SELECT seat, bot_id FROM seats WHERE game_id = ? ORDER BY seat",
+                              (game_id,))
+    moves = await db.fetchall(
+        "SELECT seq, seat, move, fault, fault_detail FROM moves WHERE game_id = ? ORDER BY seq",
+        (game_id,))
+    return GameRecord(
+        id=row["id"], game=row["game"], status=GameStatus(row["status"]), seed=row["seed"],
+        settings=json.loads(row["settings"]),
+        seats=tuple(SeatRecord(seat["seat"], seat["bot_id"]) for seat in seats),
+        moves=tuple(
+            MoveRecord(m["seq"], m["seat"], None if m["move"] is None else json.loads(m["move"]),
+                       m["fault"], m["fault_detail"]) for m in moves),
+    )
+
+
+async def mark_running(db: Database, game_id: int) -> None:
+    """PENDING -> RUNNING, with the start time (no-op otherwise)."""
+    await db.write_one(
+        "UPDATE games SET status = 'RUNNING', started_at = ? WHERE id = ? AND status = 'PENDING'",
+        (now(), game_id))
+
+
+async def record_move(db: Database, game_id: int, seq: int, seat: int, *, move: JSON = None,
+                      fault: str | None = None, fault_detail: str | None = None,
+                      request: str | None = None, reply: str | None = None,
+                      latency_ms: float | None = None) -> bool:
+    """Append one call to the move log, unless the game has finished meanwhile.
+
+    One statement, so one short write.  Returns False when the game was already finished
+    (and nothing was written).
+    """
+    changed = await db.write_one(
+        "INSERT INTO moves (game_id, seq, seat, move, request, reply, latency_ms, fault, "
+        "fault_detail, created_at) "
+        "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS "
+        "(SELECT 1 FROM games WHERE id = ? AND status != 'FINISHED')",
+        (game_id, seq, seat, None if fault is not None else json.dumps(move),
+         request, reply, latency_ms, fault, fault_detail, now(), game_id))
+    return changed > 0
+
+
+async def finish(db: Database, game_id: int, outcome: Outcome, final_state: JSON) -> bool:
+    """Record how a game ended, once: False if it had finished already (nothing changes)."""
+    async with db.write() as conn:
+        cursor = await conn.execute(
+            "UPDATE games SET status = 'FINISHED', outcome = ?, reason = ?, detail = ?, "
+            "final_state = ?, finished_at = ?, started_at = COALESCE(started_at, ?) "
+            "WHERE id = ? AND status != 'FINISHED'",
+            (summarise(outcome).value, outcome.termination.value, outcome.detail,
+             json.dumps(final_state), now(), now(), game_id))
+        if cursor.rowcount == 0:
+            return False
+        seat_rows = await (await conn.execute(
+            "SELECT seat FROM seats WHERE game_id = ? ORDER BY seat", (game_id,))).fetchall()
+        for (seat,) in seat_rows:
+            rank = None if outcome.ranks is None else outcome.ranks[seat]
+            score = None if outcome.scores is None else outcome.scores[seat]
+            await conn.execute(
+                "UPDATE seats SET result = ?, rank = ?, score = ? WHERE game_id = ? AND seat = ?",
+                (outcome.result_for(seat).value, rank, score, game_id, seat))
+    return True

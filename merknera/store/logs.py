@@ -1,0 +1,47 @@
+"""The per-bot log: what happened to a bot, in words its author can read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import aiosqlite
+
+from merknera.store.db import Database, now
+
+MAX_MESSAGE = 2000
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One line of a bot's log."""
+
+    id: int
+    bot_id: int
+    game_id: int | None
+    message: str
+    created_at: str
+
+
+async def add(conn: aiosqlite.Connection, bot_id: int, message: str,
+              game_id: int | None = None) -> None:
+    """Append a line inside an open write transaction."""
+    await conn.execute(
+        "INSERT INTO bot_log (bot_id, game_id, message, created_at) VALUES (?, ?, ?, ?)",
+        (bot_id, game_id, message[:MAX_MESSAGE], now()))
+
+
+async def write(db: Database, bot_id: int, message: str, game_id: int | None = None) -> None:
+    """Append a line in a transaction of its own."""
+    await db.write_one(
+        "INSERT INTO bot_log (bot_id, game_id, message, created_at) VALUES (?, ?, ?, ?)",
+        (bot_id, game_id, message[:MAX_MESSAGE], now()))
+
+
+async def for_bot(db: Database, bot_id: int, limit: int = 200,
+                  before: int | None = None) -> list[LogEntry]:
+    """The newest lines of a bot's log, newest first (``before``: lines older than that id)."""
+    rows = await db.fetchall(
+        "SELECT * FROM bot_log WHERE bot_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+        (bot_id, before if before is not None else 2**62, limit))
+    return [LogEntry(row["id"], row["bot_id"], row["game_id"], row["message"],
+                     row["created_at"]) for row in rows]

@@ -1,0 +1,120 @@
+"""Users and their API tokens.  Tokens are stored as SHA-256 hashes, never in plain text."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import sqlite3
+import string
+from dataclasses import dataclass
+
+import aiosqlite
+
+from merknera.store.db import Database, now
+
+TOKEN_ALPHABET = string.ascii_letters + string.digits
+TOKEN_LENGTH = 50
+"""Merknera's tokens were 50 characters from [a-zA-Z0-9]; ours are too, from `secrets`."""
+
+
+class UserExistsError(ValueError):
+    """A user with that name exists already."""
+
+
+class UnknownUserError(LookupError):
+    """No user has that name."""
+
+
+@dataclass(frozen=True)
+class User:
+    """A person who owns bots."""
+
+    id: int
+    name: str
+    created_at: str
+
+
+def new_token() -> str:
+    """A fresh API token."""
+    return "".join(secrets.choice(TOKEN_ALPHABET) for _ in range(TOKEN_LENGTH))
+
+
+def hash_token(token: str) -> str:
+    """The stored form of a token.
+
+    A plain SHA-256 is enough: tokens are 50 random characters (~297 bits), so there is
+    nothing for a slow password hash to protect against.
+    """
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _user(row: sqlite3.Row) -> User:
+    return User(id=row["id"], name=row["name"], created_at=row["created_at"])
+
+
+async def create_user(db: Database, name: str, description: str = "created with the user") -> (
+        tuple[User, str]):
+    """Create a user with one token; returns the user and the token (shown only now).
+
+    :raises UserExistsError: if the name is taken.
+    """
+    token = new_token()
+    async with db.write() as conn:
+        existing = await (await conn.execute("SELECT 1 FROM users WHERE name = ?",
+                                             (name,))).fetchone()
+        if existing is not None:
+            raise UserExistsError(f'a user named "{name}" exists already')
+        cursor = await conn.execute("INSERT INTO users (name, created_at) VALUES (?, ?)",
+                                    (name, now()))
+        user_id = cursor.lastrowid
+        assert user_id is not None
+        await _insert_token(conn, user_id, token, description)
+        row = await (await conn.execute("SELECT * FROM users WHERE id = ?",
+                                        (user_id,))).fetchone()
+    assert row is not None
+    return _user(row), token
+
+
+async def issue_token(db: Database, name: str, description: str) -> str:
+    """Add a token to an existing user; returns it.
+
+    :raises UnknownUserError: if there is no such user.
+    """
+    token = new_token()
+    async with db.write() as conn:
+        row = await (await conn.execute("SELECT id FROM users WHERE name = ?",
+                                        (name,))).fetchone()
+        if row is None:
+            raise UnknownUserError(f'there is no user named "{name}"')
+        await _insert_token(conn, row["id"], token, description)
+    return token
+
+
+async def _insert_token(conn: aiosqlite.Connection, user_id: int, token: str,
+                        description: str) -> None:
+    await conn.execute(
+        "INSERT INTO tokens (user_id, token_hash, description, created_at) VALUES (?, ?, ?, ?)",
+        (user_id, hash_token(token), description, now()))
+
+
+_SELECT_OWNER = ("SELECT users.* FROM tokens JOIN users ON users.id = tokens.user_id "
+                 "WHERE tokens.token_hash = ? AND tokens.status = 'CURRENT'")
+
+
+async def user_for_token(conn: aiosqlite.Connection, token: str) -> User | None:
+    """The user a current token belongs to, or None."""
+    cursor = await conn.execute(_SELECT_OWNER, (hash_token(token),))
+    row = await cursor.fetchone()
+    return None if row is None else _user(row)
+
+
+async def find_user_by_token(db: Database, token: str) -> User | None:
+    """The user a current token belongs to, read outside any transaction."""
+    row = await db.fetchone(_SELECT_OWNER, (hash_token(token),))
+    return None if row is None else _user(row)
+
+
+async def get_user(db: Database, name: str) -> User | None:
+    """The user with that name, or None."""
+    row = await db.fetchone("SELECT * FROM users WHERE name = ?", (name,))
+    return None if row is None else _user(row)
