@@ -29,7 +29,11 @@ _FLUSH_SECONDS = 10.0
 @dataclass
 class _Liveness:
     bot: Bot
+    recorded_online: bool
+    """What the store says (ONLINE or OFFLINE); written whenever the belief changes."""
     online: asyncio.Event = field(default_factory=asyncio.Event)
+    """The belief: set while the bot is thought to answer.  Unset until the first answer
+    after start-up, so that no game calls a bot that has not answered this process."""
     last_heard: float = 0.0
     """time.monotonic() of the last answered call; 0.0 = never."""
     retry_delay: float = 0.0
@@ -53,13 +57,9 @@ class Presence:
         self._loop_task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """Load the current bots, ping them all once, and start the pinger."""
+        """Load the current bots and start the pinger, which pings each of them at once."""
         for bot in await bots.current(self._db):
-            entry = _Liveness(bot)
-            if bot.status is BotStatus.ONLINE:
-                entry.online.set()
-            self._bots[bot.id] = entry
-        await asyncio.gather(*(self.ping(bot_id) for bot_id in list(self._bots)))
+            self._bots[bot.id] = _Liveness(bot, recorded_online=bot.status is BotStatus.ONLINE)
         self._loop_task = asyncio.create_task(self._loop(), name="pinger")
 
     async def stop(self) -> None:
@@ -84,17 +84,21 @@ class Presence:
         return None if entry is None else entry.bot
 
     def registered(self, bot: Bot) -> None:
-        """A bot (re-)registered just now: it is online, with this endpoint and secret."""
+        """A bot (re-)registered just now: online (as stored), with this endpoint and secret."""
         entry = self._bots.get(bot.id)
         if entry is None:
-            entry = self._bots[bot.id] = _Liveness(bot)
+            entry = self._bots[bot.id] = _Liveness(bot, recorded_online=True)
         entry.bot = bot
-        self._mark_heard(entry)
+        entry.recorded_online = True
+        self._heard(entry)
 
     def retired(self, bot_ids: list[int]) -> None:
         """These bots were superseded or disabled: forget them."""
         for bot_id in bot_ids:
-            self._bots.pop(bot_id, None)
+            entry = self._bots.pop(bot_id, None)
+            if entry is not None:
+                # Wake any game waiting for it; it will find the bot gone.
+                entry.online.set()
 
     # -- liveness ---------------------------------------------------------------------------
 
@@ -107,16 +111,13 @@ class Presence:
         """The bot answered a call (any answer counts)."""
         entry = self._bots.get(bot_id)
         if entry is not None:
-            if not entry.online.is_set():
-                self._spawn_status_write(entry, online=True, why="it answered a call")
-            self._mark_heard(entry)
+            self._heard(entry, why="it answered a call")
 
     def went_unreachable(self, bot_id: int, why: str) -> None:
         """A call could not reach the bot: it is offline until a ping says otherwise."""
         entry = self._bots.get(bot_id)
         if entry is not None and entry.online.is_set():
-            self._mark_offline(entry)
-            self._spawn_status_write(entry, online=False, why=why)
+            self._unheard(entry, why)
 
     async def ensure_fresh(self, bot_id: int) -> bool:
         """Ping the bot if nothing was heard from it within the ping interval.
@@ -136,15 +137,13 @@ class Presence:
         entry = self._bots.get(bot_id)
         if entry is None:
             return False
-        if entry.online.is_set():
-            return True
-        entry.next_ping = min(entry.next_ping, time.monotonic())
-        try:
-            async with asyncio.timeout(time_limit):
-                await entry.online.wait()
-        except TimeoutError:
-            return False
-        return bot_id in self._bots
+        if not entry.online.is_set():
+            try:
+                async with asyncio.timeout(time_limit):
+                    await entry.online.wait()
+            except TimeoutError:
+                return False
+        return self._bots.get(bot_id) is entry
 
     async def ping(self, bot_id: int) -> bool:
         """Ping a bot now (joining a ping already under way); returns whether it answered."""
@@ -170,43 +169,41 @@ class Presence:
             reply = await self._client.ping(entry.bot.endpoint, entry.bot.secret)
         if self._bots.get(bot_id) is not entry:
             return False
-        was_online = entry.online.is_set()
-        if reply.ok:
-            self._mark_heard(entry)
-            if not was_online:
-                await self._write_status(entry, online=True, why="it answered a ping")
+        if reply.fault is None:
+            self._heard(entry, why="it answered a ping")
             return True
-        assert reply.fault is not None
-        self._mark_offline(entry)
-        if was_online:
-            await self._write_status(entry, online=False,
-                                     why=f"Status.Ping failed: {reply.fault.message}")
+        self._unheard(entry, f"Status.Ping failed: {reply.fault.message}")
         return False
 
-    def _mark_heard(self, entry: _Liveness) -> None:
+    def _heard(self, entry: _Liveness, why: str = "") -> None:
         entry.last_heard = time.monotonic()
         entry.retry_delay = 0.0
         entry.next_ping = entry.last_heard + self._config.ping_interval
         entry.online.set()
         self._touched.add(entry.bot.id)
+        if not entry.recorded_online:
+            self._record(entry, online=True, why=why)
 
-    def _mark_offline(self, entry: _Liveness) -> None:
+    def _unheard(self, entry: _Liveness, why: str) -> None:
         entry.online.clear()
         entry.retry_delay = min(self._config.offline_retry_max,
                                 max(self._config.offline_retry_min, entry.retry_delay * 2))
         entry.next_ping = time.monotonic() + entry.retry_delay
+        if entry.recorded_online:
+            self._record(entry, online=False, why=why)
 
-    def _spawn_status_write(self, entry: _Liveness, *, online: bool, why: str) -> None:
-        task = asyncio.create_task(self._write_status(entry, online=online, why=why))
+    def _record(self, entry: _Liveness, *, online: bool, why: str) -> None:
+        """Store a change of status (in the background: callers are on a game's path)."""
+        entry.recorded_online = online
+        task = asyncio.create_task(self._write_status(entry.bot, online=online, why=why))
         self._writes.add(task)
         task.add_done_callback(self._writes.discard)
 
-    async def _write_status(self, entry: _Liveness, *, online: bool, why: str) -> None:
-        bot = entry.bot
+    async def _write_status(self, bot: Bot, *, online: bool, why: str) -> None:
         if await bots.set_liveness(self._db, bot.id, online):
             state = "online" if online else "offline"
-            await logs.write(self._db, bot.id, f"{bot.name} (version: {bot.version}) is {state}: "
-                                               f"{why}")
+            await logs.write(self._db, bot.id,
+                             f"{bot.name} (version: {bot.version}) is {state}: {why}")
             log.info("bot %s (%s) is %s: %s", bot.name, bot.version, state, why)
             self._events.publish(BotStatusChanged(bot.id, bot.name, state.upper()))
 
@@ -214,7 +211,6 @@ class Presence:
         tick = min(1.0, self._config.offline_retry_min)
         last_flush = time.monotonic()
         while True:
-            await asyncio.sleep(tick)
             now = time.monotonic()
             for bot_id, entry in list(self._bots.items()):
                 if now >= entry.next_ping and bot_id not in self._pinging:
@@ -222,6 +218,7 @@ class Presence:
             if now - last_flush >= _FLUSH_SECONDS:
                 last_flush = now
                 await self._flush_seen()
+            await asyncio.sleep(tick)
 
     async def _flush_seen(self) -> None:
         touched, self._touched = sorted(self._touched), set()

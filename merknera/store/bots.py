@@ -167,6 +167,5 @@ async def touch(db: Database, bot_ids: list[int]) -> None:
     """Record that these bots were heard from just now."""
     if bot_ids:
         marks = ",".join("?" * len(bot_ids))
-        # Only "?" placeholders are interpolated; the values are bound.
-        await db.write_one(f"UPDATE bots SET last_seen_at = ? WHERE id IN ({marks})",  # noqa: S608
+        await db.write_one(f"UPDATE bots SET last_seen_at = ? WHERE id IN ({marks})",
                            (now(), *bot_ids))

@@ -1,0 +1,33 @@
+# The two commands of the README.  Each creates .venv and installs what it needs.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+## make run: the platform on ./merknera.db with four reference bots; Ctrl-C stops it
+run: $(STAMP)
+	$(PY) -m merknera demo
+
+## make test: the whole test suite, then ruff and mypy --strict
+test: $(STAMP)
+	$(PY) -m pytest -q
+	$(PY) -m ruff check .
+	$(PY) -m mypy
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m mypy
+
+bench: $(STAMP)
+	$(PY) bench/referee.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info

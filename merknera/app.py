@@ -1,0 +1,104 @@
+"""Builds the platform from a Config: store, bot client, presence, scheduler, HTTP routes."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from merknera.botclient import BotClient
+from merknera.config import Config
+from merknera.events import EventBus
+from merknera.rpc import RpcService
+from merknera.scheduler.core import Scheduler
+from merknera.scheduler.presence import Presence
+from merknera.scheduler.registration import Registrar
+from merknera.scheduler.runner import Arena, Notifier
+from merknera.store import Database
+from merknera.web import api
+
+log = logging.getLogger(__name__)
+
+
+class Platform:
+    """Every long-lived part of a running platform, started and stopped in order."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.events = EventBus()
+        self._db: Database | None = None
+        self._client: BotClient | None = None
+        self._scheduler: Scheduler | None = None
+        self._rpc: RpcService | None = None
+
+    @property
+    def db(self) -> Database:
+        """The open database."""
+        assert self._db is not None, "the platform is not started"
+        return self._db
+
+    @property
+    def scheduler(self) -> Scheduler:
+        """The running scheduler."""
+        assert self._scheduler is not None, "the platform is not started"
+        return self._scheduler
+
+    @property
+    def rpc(self) -> RpcService:
+        """The ``/rpc`` service."""
+        assert self._rpc is not None, "the platform is not started"
+        return self._rpc
+
+    async def start(self) -> None:
+        """Open the store, start pinging bots and resume unfinished games."""
+        self._db = await Database.open(self.config.db)
+        self._client = BotClient(self.config)
+        await self._client.start()
+        presence = Presence(self.config, self._db, self._client, self.events)
+        arena = Arena(self.config, self._db, self._client, presence, self.events,
+                      Notifier(self._client), asyncio.Semaphore(self.config.concurrency))
+        self._scheduler = Scheduler(arena)
+        self._rpc = RpcService(Registrar(self._scheduler))
+        await presence.start()
+        await self._scheduler.start()
+
+    async def stop(self) -> None:
+        """Stop the games (they resume at the next start), the pinger, the client, the store."""
+        if self._scheduler is not None:
+            await self._scheduler.stop()
+            await self._scheduler.arena.presence.stop()
+        if self._client is not None:
+            await self._client.close()
+        if self._db is not None:
+            await self._db.close()
+        self._scheduler = self._client = self._db = None
+
+
+PLATFORM_KEY = web.AppKey("platform", Platform)
+
+
+def build_app(config: Config, platform: Platform | None = None) -> web.Application:
+    """The aiohttp application serving ``/rpc`` and the results API.
+
+    The platform starts with the application and stops with it (``cleanup_ctx``).
+    """
+    app = web.Application(client_max_size=1024 * 1024)
+    platform = platform or Platform(config)
+    app[PLATFORM_KEY] = platform
+    app[api.DB_KEY] = lambda: platform.db
+
+    async def lifecycle(app: web.Application) -> AsyncIterator[None]:
+        await platform.start()
+        log.info("Merknera is serving at %s (database %s)", config.base_url, config.db)
+        yield
+        await platform.stop()
+
+    async def rpc_handler(request: web.Request) -> web.StreamResponse:
+        return await platform.rpc.handle(request)
+
+    app.cleanup_ctx.append(lifecycle)
+    app.router.add_post("/rpc", rpc_handler)
+    app.router.add_routes(api.routes)
+    return app

@@ -1,0 +1,99 @@
+"""The ``merknera`` command: ``serve``, ``demo``, ``user add``, ``user token``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Sequence
+
+from merknera.config import ConfigError, add_config_arguments, load_config, overrides_from_args
+from merknera.store import Database, StoreError, users
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="merknera", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="run the platform until Ctrl-C")
+    add_config_arguments(serve)
+
+    demo = commands.add_parser("demo", help="run the platform with reference bots (make run)")
+    add_config_arguments(demo)
+
+    user = commands.add_parser("user", help="manage users and their API tokens")
+    user_commands = user.add_subparsers(dest="user_command", required=True)
+    add = user_commands.add_parser("add", help="create a user; prints its token last")
+    add.add_argument("name")
+    add_config_arguments(add, keys=("db",))
+    token = user_commands.add_parser("token", help="issue another token to a user")
+    token.add_argument("name")
+    token.add_argument("--description", default="issued with merknera user token")
+    add_config_arguments(token, keys=("db",))
+    return parser
+
+
+async def _user_add(db_path: str, name: str) -> int:
+    db = await Database.open(db_path)
+    try:
+        user, token = await users.create_user(db, name)
+    except users.UserExistsError as exc:
+        print(f"merknera: {exc}; `merknera user token {name}` issues another token",
+              file=sys.stderr)
+        return 1
+    finally:
+        await db.close()
+    print(f'Created user "{user.name}" (id {user.id}) in {db_path}.')
+    print("Its API token follows; it is shown only now (the store keeps a hash):")
+    print(token)
+    return 0
+
+
+async def _user_token(db_path: str, name: str, description: str) -> int:
+    db = await Database.open(db_path)
+    try:
+        token = await users.issue_token(db, name, description)
+    except users.UnknownUserError as exc:
+        print(f"merknera: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        await db.close()
+    print(f'A new API token for "{name}" follows; it is shown only now:')
+    print(token)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``merknera`` console script."""
+    args = _parser().parse_args(argv)
+    try:
+        config = load_config(args.config_path, overrides=overrides_from_args(args))
+    except ConfigError as exc:
+        print(f"merknera: configuration error: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=config.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        if args.command == "serve":
+            from merknera.server import serve
+
+            asyncio.run(serve(config))
+            return 0
+        if args.command == "demo":
+            from merknera.demo import run_demo
+
+            return asyncio.run(run_demo(config))
+        if args.user_command == "add":
+            return asyncio.run(_user_add(config.db, args.name))
+        return asyncio.run(_user_token(config.db, args.name, args.description))
+    except StoreError as exc:
+        print(f"merknera: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"merknera: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

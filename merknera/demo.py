@@ -1,0 +1,144 @@
+"""``merknera demo`` (what ``make run`` runs): the platform plus reference bots, playing.
+
+It starts the platform on the configured SQLite file, issues a token for the ``demo`` user,
+starts the reference bots as separate processes that register over HTTP, prints a line per
+finished game and a running W/D/L table, and stops everything on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from merknera.app import Platform
+from merknera.config import Config
+from merknera.events import Event, GameFinished
+from merknera.server import running, wait_for_signal
+from merknera.store import Database, users
+from merknera.store.results import leaderboard
+
+
+@dataclass(frozen=True)
+class DemoBot:
+    """A reference bot the demo starts: its module, strategy and name."""
+
+    module: str
+    strategy: str
+    name: str
+
+
+DEMO_BOTS: tuple[DemoBot, ...] = (
+    DemoBot("bots.tictactoe", "perfect", "Perfect Polly"),
+    DemoBot("bots.tictactoe", "perfect", "Perfect Pete"),
+    DemoBot("bots.tictactoe", "random", "Random Rita"),
+    DemoBot("bots.tictactoe", "random", "Random Rob"),
+)
+DEMO_GAMES = ("TICTACTOE",)
+DEMO_USER = "demo"
+
+
+async def _token(db: Database) -> str:
+    """A fresh token of the demo user (tokens are stored hashed, so an old one is lost)."""
+    if await users.get_user(db, DEMO_USER) is None:
+        _, token = await users.create_user(db, DEMO_USER, "make run")
+        return token
+    return await users.issue_token(db, DEMO_USER, "make run")
+
+
+async def _start_bot(bot: DemoBot, base_url: str, token: str, version: str,
+                     log_file: IO[bytes]) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", bot.module, "--strategy", bot.strategy, "--platform", base_url,
+        "--token", token, "--port", "0", "--name", bot.name, "--version", version,
+        stdout=asyncio.subprocess.DEVNULL, stdin=asyncio.subprocess.DEVNULL, stderr=log_file)
+
+
+async def _stop_bots(processes: Sequence[asyncio.subprocess.Process]) -> None:
+    for process in processes:
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()
+    for process in processes:
+        try:
+            await asyncio.wait_for(process.wait(), 5.0)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()
+
+
+def _game_line(event: GameFinished) -> str:
+    names = [bot.rsplit(" (", 1)[0] for bot in event.bots]
+    if "WIN" in event.results:
+        verdict = f"{names[event.results.index('WIN')]} won"
+    elif "DRAW" in event.results:
+        verdict = "draw"
+    else:
+        verdict = "no result"
+    return (f"game {event.game_id:>5}  {event.game:<10} {' vs '.join(names):<32} "
+            f"{verdict:<20} {event.reason.lower()}: {event.detail}")
+
+
+def _table(game: str, rows: list[dict[str, object]]) -> str:
+    lines = [f"  {game} standings", f"  {'#':>3} {'bot':<20} {'P':>4} {'W':>4} {'D':>4} {'L':>4} "
+             f"{'score':>7}"]
+    for row in rows:
+        lines.append(f"  {row['rank']:>3} {row['name']!s:<20} {row['played']:>4} {row['won']:>4} "
+                     f"{row['drawn']:>4} {row['lost']:>4} {row['score']!s:>6}%")
+    return "\n".join(lines)
+
+
+async def run_demo(config: Config) -> int:
+    """Run until Ctrl-C; returns the exit code."""
+    async with running(config) as (live, platform):
+        print(f"Merknera is running at {live.base_url} (database {live.db})", flush=True)
+        print(f"  results: {live.base_url}/api/leaderboard?game=TICTACTOE  "
+              f"{live.base_url}/api/games", flush=True)
+        token = await _token(platform.db)
+        version = time.strftime("demo-%Y%m%d-%H%M%S")
+        processes: list[asyncio.subprocess.Process] = []
+        bot_log = Path(f"{live.db}.bots.log")
+        async with platform.events.listen() as queue:
+            try:
+                with bot_log.open("ab") as log_file:  # noqa: ASYNC230 (once, at start-up)
+                    for bot in DEMO_BOTS:
+                        processes.append(
+                            await _start_bot(bot, live.base_url, token, version, log_file))
+                print(f"started {len(processes)} reference bots (version {version}, their logs "
+                      f"in {bot_log}); Ctrl-C stops everything", flush=True)
+                printer = asyncio.create_task(_print_games(queue, platform))
+                try:
+                    await wait_for_signal()
+                finally:
+                    printer.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await printer
+            finally:
+                print("\nstopping the bots and the platform...", flush=True)
+                await _stop_bots(processes)
+    print("stopped", flush=True)
+    return 0
+
+
+async def _print_games(queue: asyncio.Queue[Event], platform: Platform) -> None:
+    pending_table = False
+    while True:
+        try:
+            event = await asyncio.wait_for(queue.get(), 2.0 if pending_table else None)
+        except TimeoutError:
+            # A quiet moment after some results: show the standings.
+            for game in DEMO_GAMES:
+                rows = await leaderboard(platform.db, game)
+                if rows:
+                    print(_table(game, rows), flush=True)
+            pending_table = False
+            continue
+        if isinstance(event, GameFinished):
+            print(_game_line(event), flush=True)
+            pending_table = True

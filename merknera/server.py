@@ -1,0 +1,75 @@
+"""Running the platform's HTTP server until a signal, on a port bound before start-up.
+
+The socket is bound first so that ``port = 0`` works: the platform learns its real port
+(and so its public URL) before it starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import signal
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from aiohttp import web
+
+from merknera.app import Platform, build_app
+from merknera.config import Config
+
+log = logging.getLogger(__name__)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (``port`` 0 picks a free one)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(512)
+    sock.setblocking(False)
+    return sock
+
+
+@asynccontextmanager
+async def running(config: Config) -> AsyncIterator[tuple[Config, Platform]]:
+    """The platform serving HTTP; yields the config with its real port, and the platform."""
+    sock = bind(config.host, config.port)
+    config = dataclasses.replace(config, port=sock.getsockname()[1])
+    platform = Platform(config)
+    runner = web.AppRunner(build_app(config, platform), access_log=None, handle_signals=False)
+    try:
+        await runner.setup()
+        site = web.SockSite(runner, sock, shutdown_timeout=2.0)
+        await site.start()
+        yield config, platform
+    finally:
+        await runner.cleanup()
+        sock.close()
+
+
+async def wait_for_signal() -> None:
+    """Return on SIGINT or SIGTERM."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+
+async def serve(config: Config) -> None:
+    """Serve until SIGINT or SIGTERM; prints ``Merknera listening on <url>`` when ready."""
+    async with running(config) as (live, _):
+        print(f"Merknera listening on {live.base_url} (database {live.db})", flush=True)
+        await wait_for_signal()
+        log.info("stopping")

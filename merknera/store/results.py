@@ -1,0 +1,161 @@
+"""Read-only queries behind the results API: bots with records, games, moves, leaderboards."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from merknera.store.db import Database
+
+_BOT_COLUMNS = (
+    "bots.id, bots.name, bots.version, bots.game, users.name AS owner, bots.status, "
+    "bots.language, bots.website, bots.description, bots.created_at, bots.last_seen_at, "
+    "COUNT(seats.game_id) AS played, "
+    "COALESCE(SUM(seats.result = 'WIN'), 0) AS won, "
+    "COALESCE(SUM(seats.result = 'DRAW'), 0) AS drawn, "
+    "COALESCE(SUM(seats.result = 'LOSS'), 0) AS lost"
+)
+_BOT_FROM = (
+    "FROM bots JOIN users ON users.id = bots.user_id "
+    "LEFT JOIN seats ON seats.bot_id = bots.id AND seats.result IN ('WIN', 'DRAW', 'LOSS')"
+)
+
+
+def score(won: int, drawn: int, played: int) -> float:
+    """Points per game as a percentage: a win is 1, a draw 1/2 (Merknera counted it as 1)."""
+    return round(100.0 * (won + 0.5 * drawn) / played, 2) if played else 0.0
+
+
+def _dict(row: sqlite3.Row) -> dict[str, Any]:
+    return dict(zip(row.keys(), tuple(row), strict=True))
+
+
+def _bot(row: sqlite3.Row) -> dict[str, Any]:
+    bot = _dict(row)
+    bot["score"] = score(row["won"], row["drawn"], row["played"])
+    return bot
+
+
+async def list_bots(db: Database, game: str | None = None,
+                    include_retired: bool = False) -> list[dict[str, Any]]:
+    """Bots with their win/draw/loss record, by id."""
+    where, params = ["1 = 1"], []
+    if game is not None:
+        where.append("bots.game = ?")
+        params.append(game)
+    if not include_retired:
+        where.append("bots.status != 'SUPERSEDED'")
+    rows = await db.fetchall(
+        f"SELECT {_BOT_COLUMNS} {_BOT_FROM} WHERE {' AND '.join(where)} "
+        "GROUP BY bots.id ORDER BY bots.id", tuple(params))
+    return [_bot(row) for row in rows]
+
+
+async def get_bot(db: Database, bot_id: int) -> dict[str, Any] | None:
+    """One bot with its record and its other versions."""
+    row = await db.fetchone(
+        f"SELECT {_BOT_COLUMNS} {_BOT_FROM} WHERE bots.id = ? GROUP BY bots.id",
+        (bot_id,))
+    if row is None:
+        return None
+    bot = _bot(row)
+    versions = await db.fetchall(
+        "SELECT id, version, status, created_at FROM bots WHERE name = ? ORDER BY id",
+        (row["name"],))
+    bot["versions"] = [_dict(v) for v in versions]
+    return bot
+
+
+async def leaderboard(db: Database, game: str) -> list[dict[str, Any]]:
+    """Current bots of a game ranked by score, then games played, then name."""
+    bots = await list_bots(db, game)
+    bots.sort(key=lambda b: (-b["score"], -b["played"], b["name"], b["version"]))
+    for rank, bot in enumerate(bots, start=1):
+        bot["rank"] = rank
+    return bots
+
+
+@dataclass(frozen=True)
+class GameFilter:
+    """Which games to list."""
+
+    game: str | None = None
+    bot: int | None = None
+    status: str | None = None
+    limit: int = 50
+    before: int | None = None
+    """Only games with a smaller id (for paging, newest first)."""
+
+
+async def list_games(db: Database, query: GameFilter) -> list[dict[str, Any]]:
+    """Games newest first, each with its seats."""
+    where: list[str] = ["1 = 1"]
+    params: list[str | int] = []
+    if query.game is not None:
+        where.append("games.game = ?")
+        params.append(query.game)
+    if query.status is not None:
+        where.append("games.status = ?")
+        params.append(query.status)
+    if query.bot is not None:
+        where.append("games.id IN (SELECT game_id FROM seats WHERE bot_id = ?)")
+        params.append(query.bot)
+    if query.before is not None:
+        where.append("games.id < ?")
+        params.append(query.before)
+    rows = await db.fetchall(
+        "SELECT id, game, status, outcome, reason, detail, created_at, started_at, finished_at "
+        f"FROM games WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?",
+        (*params, query.limit))
+    found = [_dict(row) for row in rows]
+    if found:
+        seats = await _seats(db, [g["id"] for g in found])
+        for game in found:
+            game["seats"] = seats.get(game["id"], [])
+    return found
+
+
+async def _seats(db: Database, game_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+    marks = ",".join("?" * len(game_ids))
+    rows = await db.fetchall(
+        "SELECT seats.game_id, seats.seat, seats.bot_id, bots.name, bots.version, seats.result, "
+        "seats.rank, seats.score FROM seats JOIN bots ON bots.id = seats.bot_id "
+        f"WHERE seats.game_id IN ({marks}) ORDER BY seats.game_id, seats.seat",
+        tuple(game_ids))
+    by_game: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        seat = _dict(row)
+        by_game.setdefault(seat.pop("game_id"), []).append(seat)
+    return by_game
+
+
+def _json_or_text(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+async def get_game(db: Database, game_id: int) -> dict[str, Any] | None:
+    """A game with its seats, outcome and every call of its move log."""
+    row = await db.fetchone("SELECT * FROM games WHERE id = ?", (game_id,))
+    if row is None:
+        return None
+    game = _dict(row)
+    game["settings"] = json.loads(game["settings"])
+    game["final_state"] = _json_or_text(game["final_state"])
+    game["seats"] = (await _seats(db, [game_id])).get(game_id, [])
+    moves = await db.fetchall(
+        "SELECT seq, seat, move, request, reply, latency_ms, fault, fault_detail, created_at "
+        "FROM moves WHERE game_id = ? ORDER BY seq", (game_id,))
+    game["moves"] = [
+        {"seq": m["seq"], "seat": m["seat"], "move": _json_or_text(m["move"]),
+         "request": _json_or_text(m["request"]), "reply": _json_or_text(m["reply"]),
+         "latency_ms": m["latency_ms"], "fault": m["fault"], "fault_detail": m["fault_detail"],
+         "created_at": m["created_at"]}
+        for m in moves]
+    return game

@@ -1,0 +1,1 @@
+"""The platform's HTTP face for people: the JSON results API (pages come later)."""

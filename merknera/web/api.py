@@ -1,0 +1,156 @@
+"""The JSON results API: bots, games with their move logs, leaderboards, a bot's own log.
+
+Bad query values get 400 and unknown ids 404, each with ``{"error": "<what was wrong>"}``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
+
+from merknera.games import REGISTRY
+from merknera.store import Database, logs, users
+from merknera.store import bots as bot_store
+from merknera.store.games import GameStatus
+from merknera.store.results import GameFilter, get_bot, get_game, leaderboard, list_bots, list_games
+
+DB_KEY: web.AppKey[Callable[[], Database]] = web.AppKey("database")
+"""How handlers reach the store: set once when the app is built, before the store opens."""
+
+routes = web.RouteTableDef()
+
+
+class BadQueryError(web.HTTPBadRequest):
+    """A query parameter with an unusable value."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(text=_json({"error": message}), content_type="application/json")
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _not_found(message: str) -> web.HTTPNotFound:
+    return web.HTTPNotFound(text=_json({"error": message}), content_type="application/json")
+
+
+def _int(request: web.Request, name: str, *, low: int = 1, high: int = 2**62,
+         default: int | None = None) -> int | None:
+    raw = request.query.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise BadQueryError(f'"{name}" must be an integer, got "{raw[:40]}"') from None
+    if not low <= value <= high:
+        raise BadQueryError(f'"{name}" must be between {low} and {high}, got {value}')
+    return value
+
+
+def _game(request: web.Request, required: bool = False) -> str | None:
+    raw = request.query.get("game")
+    if raw is None or raw == "":
+        if required:
+            raise BadQueryError('"game" is required, one of ' + ", ".join(sorted(REGISTRY)))
+        return None
+    if raw not in REGISTRY:
+        raise BadQueryError(f'unknown game "{raw[:40]}"; known: ' + ", ".join(sorted(REGISTRY)))
+    return raw
+
+
+def _path_id(request: web.Request) -> int:
+    raw = request.match_info["id"]
+    if not raw.isdigit() or len(raw) > 18:
+        raise _not_found(f'no such id "{raw[:40]}"')
+    return int(raw)
+
+
+@routes.get("/api/bots")
+async def bots_index(request: web.Request) -> web.Response:
+    """Bots (current versions unless ``all=1``) with their records; filter ``game``."""
+    include_retired = request.query.get("all", "0") not in ("0", "", "false")
+    found = await list_bots(request.app[DB_KEY](), _game(request), include_retired)
+    return web.json_response({"bots": found})
+
+
+@routes.get("/api/bots/{id}")
+async def bot_detail(request: web.Request) -> web.Response:
+    """One bot version with its record, its other versions and its latest games."""
+    db = request.app[DB_KEY]()
+    bot_id = _path_id(request)
+    bot = await get_bot(db, bot_id)
+    if bot is None:
+        raise _not_found(f"no bot with id {bot_id}")
+    bot["games"] = await list_games(db, GameFilter(bot=bot_id, limit=20))
+    return web.json_response(bot)
+
+
+@routes.get("/api/bots/{id}/log")
+async def bot_log(request: web.Request) -> web.Response:
+    """A bot's log, for its owner only (``Authorization: Bearer <token>``)."""
+    db = request.app[DB_KEY]()
+    bot_id = _path_id(request)
+    bot = await bot_store.get(db, bot_id)
+    if bot is None:
+        raise _not_found(f"no bot with id {bot_id}")
+    header = request.headers.get("Authorization", "")
+    token = header[7:].strip() if header.lower().startswith("bearer ") else ""
+    if not token:
+        raise web.HTTPUnauthorized(
+            text=_json({"error": "send your token as Authorization: Bearer <token>"}),
+            content_type="application/json", headers={"WWW-Authenticate": "Bearer"})
+    owner = await users.find_user_by_token(db, token)
+    if owner is None or owner.id != bot.user_id:
+        raise web.HTTPForbidden(text=_json({"error": "only the bot's owner may read its log"}),
+                                content_type="application/json")
+    limit = _int(request, "limit", high=1000, default=200)
+    assert limit is not None
+    entries = await logs.for_bot(db, bot_id, limit, _int(request, "before"))
+    return web.json_response({"bot_id": bot_id, "log": [
+        {"id": e.id, "game_id": e.game_id, "message": e.message, "created_at": e.created_at}
+        for e in entries]})
+
+
+@routes.get("/api/games")
+async def games_index(request: web.Request) -> web.Response:
+    """Games newest first; filters ``game``, ``bot``, ``status``; paging ``limit``, ``before``."""
+    status = request.query.get("status") or None
+    if status is not None and status not in GameStatus.__members__:
+        raise BadQueryError(f'"status" must be one of {", ".join(GameStatus.__members__)}, '
+                            f'got "{status[:40]}"')
+    limit = _int(request, "limit", high=500, default=50)
+    assert limit is not None
+    query = GameFilter(game=_game(request), bot=_int(request, "bot"), status=status,
+                       limit=limit, before=_int(request, "before"))
+    return web.json_response({"games": await list_games(request.app[DB_KEY](), query)})
+
+
+@routes.get("/api/games/{id}")
+async def game_detail(request: web.Request) -> web.Response:
+    """A game: seats, outcome and reason, and every move with request, reply, latency, fault."""
+    game_id = _path_id(request)
+    game = await get_game(request.app[DB_KEY](), game_id)
+    if game is None:
+        raise _not_found(f"no game with id {game_id}")
+    return web.json_response(game)
+
+
+@routes.get("/api/leaderboard")
+async def leaderboard_index(request: web.Request) -> web.Response:
+    """Current bots of one game by score: a win is 1 point, a draw 1/2."""
+    game = _game(request, required=True)
+    assert game is not None
+    return web.json_response({"game": game, "bots": await leaderboard(request.app[DB_KEY](), game)})
+
+
+@routes.get("/api/games-hosted")
+async def games_hosted(request: web.Request) -> web.Response:
+    """The games this platform hosts."""
+    return web.json_response({"games": [
+        {"mnemonic": g.mnemonic, "name": g.name, "prefix": g.prefix, "min_seats": g.min_seats,
+         "max_seats": g.max_seats} for g in REGISTRY.values()]})
