@@ -32,6 +32,7 @@ class Platform:
         self._client: BotClient | None = None
         self._scheduler: Scheduler | None = None
         self._rpc: RpcService | None = None
+        self._registrar: Registrar | None = None
 
     @property
     def db(self) -> Database:
@@ -44,6 +45,12 @@ class Platform:
         """The running scheduler."""
         assert self._scheduler is not None, "the platform is not started"
         return self._scheduler
+
+    @property
+    def registrar(self) -> Registrar:
+        """Registers bots (what ``RegistrationService.Register`` calls)."""
+        assert self._registrar is not None, "the platform is not started"
+        return self._registrar
 
     @property
     def rpc(self) -> RpcService:
@@ -60,7 +67,8 @@ class Platform:
         arena = Arena(self.config, self._db, self._client, presence, self.events,
                       Notifier(self._client), asyncio.Semaphore(self.config.concurrency))
         self._scheduler = Scheduler(arena)
-        self._rpc = RpcService(Registrar(self._scheduler))
+        self._registrar = Registrar(self._scheduler)
+        self._rpc = RpcService(self._registrar)
         await presence.start()
         await self._scheduler.start()
 

@@ -217,28 +217,42 @@ class GameRunner:
     # -- the lifecycle ----------------------------------------------------------------------
 
     async def _start(self, play: _Play) -> None:
-        """Check every seat is reachable (waiting up to the grace period), send NewGame."""
+        """Send NewGame to every seat not yet ready, waiting up to the grace period for
+        seats that are offline; seats still absent then forfeit."""
         arena = self._arena
         deadline = time.monotonic() + arena.config.offline_grace
-        absent = [seat for seat in range(play.seats)
-                  if not await self._reachable(play, seat, deadline)]
+        absent = []
+        for seat in range(play.seats):
+            if play.record.seats[seat].ready:
+                continue
+            while True:
+                if not await self._reachable(play, seat, deadline):
+                    absent.append(seat)
+                    break
+                if await self._new_game(play, seat):
+                    await games.mark_ready(arena.db, self._game_id, seat)
+                    break
         if absent:
             play.forfeit = self._absent_outcome(play, absent)
             return
-        await asyncio.gather(*(self._new_game(play, seat) for seat in range(play.seats)))
         await games.mark_running(arena.db, self._game_id)
 
-    async def _new_game(self, play: _Play, seat: Seat) -> None:
+    async def _new_game(self, play: _Play, seat: Seat) -> bool:
+        """``<G>.NewGame`` to one seat; False if the bot could not be reached."""
         bot = self._bot(play, seat)
         params: JSONObject = {"gameid": self._game_id, "players": play.seats}
         params.update(play.game.new_game_params(play.state, seat))
         reply = await self._arena.client.call(
             bot.endpoint, bot.secret, f"{play.game.prefix}.NewGame", params,
             self._arena.config.notify_timeout)
+        if reply.fault is not None and reply.fault.kind is FaultKind.UNREACHABLE:
+            self._arena.presence.went_unreachable(bot.id, f"NewGame: {reply.fault.message}")
+            return False
         if reply.status is not None:
             self._arena.presence.heard(bot.id)
-        # A game without assets needs no preparation: whatever the bot answers (Merknera's
-        # bots do not implement NewGame at all) it counts as ready.
+        # A game without assets needs no preparation: whatever else the bot answers
+        # (Merknera's bots do not implement NewGame at all) it counts as ready.
+        return True
 
     async def _reachable(self, play: _Play, seat: Seat, deadline: float) -> bool:
         """Whether the seat's bot can be asked now, waiting for it until ``deadline``."""

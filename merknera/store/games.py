@@ -40,6 +40,8 @@ class SeatRecord:
 
     seat: int
     bot_id: int
+    ready: bool = False
+    """Whether the seat's bot has answered NewGame (or called Ready)."""
 
 
 @dataclass(frozen=True)
@@ -99,19 +101,26 @@ async def load(db: Database, game_id: int) -> GameRecord | None:
     row = await db.fetchone("SELECT * FROM games WHERE id = ?", (game_id,))
     if row is None:
         return None
-    seats = await db.fetchall("SELECT seat, bot_id FROM seats WHERE game_id = ? ORDER BY seat",
-                              (game_id,))
+    seats = await db.fetchall(
+        "SELECT seat, bot_id, ready FROM seats WHERE game_id = ? ORDER BY seat", (game_id,))
     moves = await db.fetchall(
         "SELECT seq, seat, move, fault, fault_detail FROM moves WHERE game_id = ? ORDER BY seq",
         (game_id,))
     return GameRecord(
         id=row["id"], game=row["game"], status=GameStatus(row["status"]), seed=row["seed"],
         settings=json.loads(row["settings"]),
-        seats=tuple(SeatRecord(seat["seat"], seat["bot_id"]) for seat in seats),
+        seats=tuple(SeatRecord(seat["seat"], seat["bot_id"], bool(seat["ready"]))
+                    for seat in seats),
         moves=tuple(
             MoveRecord(m["seq"], m["seat"], None if m["move"] is None else json.loads(m["move"]),
                        m["fault"], m["fault_detail"]) for m in moves),
     )
+
+
+async def mark_ready(db: Database, game_id: int, seat: int) -> None:
+    """A seat's bot is ready for the game."""
+    await db.write_one("UPDATE seats SET ready = 1 WHERE game_id = ? AND seat = ?",
+                       (game_id, seat))
 
 
 async def mark_running(db: Database, game_id: int) -> None:

@@ -7,6 +7,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+from merknera.protocol.jsonrpc import EnvelopeError, loads
 from merknera.store.db import Database
 
 _BOT_COLUMNS = (
@@ -132,11 +133,13 @@ async def _seats(db: Database, game_ids: list[int]) -> dict[int, list[dict[str, 
 
 
 def _json_or_text(text: str | None) -> Any:
+    """A stored body as JSON when it is JSON, else as the text a bot sent."""
     if text is None:
         return None
     try:
-        return json.loads(text)
-    except ValueError:
+        # A bot's reply may be anything, deeply nested JSON included: decode it safely.
+        return loads(text)
+    except EnvelopeError:
         return text
 
 

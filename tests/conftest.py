@@ -1,0 +1,39 @@
+"""Shared fixtures: a platform on a real SQLite file, served by a real aiohttp server."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from pytest_aiohttp import AiohttpClient
+
+from merknera.app import Platform, build_app
+from merknera.config import Config
+from merknera.store import users
+from tests.support import Arena
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Config:
+    """Short timeouts so that faults are quick to provoke."""
+    return Config(
+        db=str(tmp_path / "merknera.db"),
+        move_timeout=1.0,
+        ping_timeout=1.0,
+        notify_timeout=1.0,
+        connect_timeout=1.0,
+        ping_interval=30.0,
+        offline_retry_min=0.05,
+        offline_retry_max=0.2,
+        offline_grace=1.5,
+    )
+
+
+@pytest.fixture
+async def arena(config: Config, aiohttp_client: AiohttpClient) -> AsyncIterator[Arena]:
+    """The platform serving /rpc and the API, with one user ("alice") and her token."""
+    platform = Platform(config)
+    client = await aiohttp_client(build_app(config, platform))
+    _, token = await users.create_user(platform.db, "alice")
+    yield Arena(platform, client, token)

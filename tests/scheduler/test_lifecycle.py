@@ -1,0 +1,184 @@
+"""Presence, re-registration, superseding, restarts and the concurrency limit."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import sqlite3
+from typing import Any
+
+from aiohttp import web
+from pytest_aiohttp import AiohttpClient, AiohttpServer
+
+from merknera.app import Platform, build_app
+from merknera.config import Config
+from merknera.events import Event, MovePlayed
+from merknera.games import JSON
+from merknera.protocol import signing
+from merknera.scheduler.registration import RegistrationRequest
+from merknera.store import users
+from tests.support import Arena, ScriptedBot, first_empty
+
+
+async def start(aiohttp_server: AiohttpServer, bot: ScriptedBot, port: int | None = None) -> str:
+    server = await aiohttp_server(bot.app(), port=port)
+    return str(server.make_url("/rpc"))
+
+
+def slow(delay: float) -> Any:
+    async def next_move(params: dict[str, Any], _id: Any) -> JSON:
+        await asyncio.sleep(delay)
+        return {"position": first_empty(params)}
+    return next_move
+
+
+async def moves_played(events: asyncio.Queue[Event], count: int) -> None:
+    """Wait until ``count`` moves have been played (or fail after 20 s)."""
+    async with asyncio.timeout(20):
+        while count > 0:
+            if isinstance(await events.get(), MovePlayed):
+                count -= 1
+
+
+async def test_calls_are_signed_with_the_bot_secret(arena: Arena,
+                                                    aiohttp_server: AiohttpServer) -> None:
+    one, two = ScriptedBot(), ScriptedBot()
+    first = await arena.register("one", await start(aiohttp_server, one))
+    await arena.register("two", await start(aiohttp_server, two))
+    await arena.settle()
+    result = first["result"]
+    assert isinstance(result, dict)
+    assert len(one.signed) > 5
+    for timestamp, signature, body in one.signed:
+        assert signing.verify(str(result["secret"]), timestamp, body, signature)
+    # and not with anybody else's secret
+    timestamp, signature, body = two.signed[0]
+    assert not signing.verify(str(result["secret"]), timestamp, body, signature)
+
+
+async def test_a_bot_that_comes_online_late_plays_its_games(
+        arena: Arena, aiohttp_server: AiohttpServer, unused_tcp_port: int) -> None:
+    early, late = ScriptedBot(), ScriptedBot()
+    await arena.register("early", await start(aiohttp_server, early))
+    await arena.register("late", f"http://127.0.0.1:{unused_tcp_port}/rpc")
+    await asyncio.sleep(0.3)  # the games are now waiting for "late", within the 1.5 s grace
+    await start(aiohttp_server, late, port=unused_tcp_port)
+    await arena.settle()
+    for game_id in (1, 2):
+        game = await arena.game(game_id)
+        assert (game["outcome"], game["reason"]) == ("WIN", "NORMAL"), game["detail"]
+    assert len(late.methods("NextMove")) >= 6
+    status = await arena.platform.db.fetchval("SELECT status FROM bots WHERE name = 'late'")
+    assert status == "ONLINE"
+
+
+async def test_registering_the_same_version_again_resumes_waiting_games(
+        arena: Arena, aiohttp_server: AiohttpServer) -> None:
+    early, moved = ScriptedBot(), ScriptedBot()
+    await arena.register("early", await start(aiohttp_server, early))
+    await arena.register("moved", "http://127.0.0.1:9/rpc")  # the wrong port at first
+    await asyncio.sleep(0.2)
+    again = await arena.register("moved", await start(aiohttp_server, moved))
+    assert "already registered" in str(again["result"])
+    await arena.settle()
+    for game_id in (1, 2):
+        assert (await arena.game(game_id))["reason"] == "NORMAL"
+    assert await arena.platform.db.fetchval("SELECT COUNT(*) FROM games") == 2
+
+
+async def test_a_new_version_ends_the_running_games_without_a_result(
+        arena: Arena, aiohttp_server: AiohttpServer) -> None:
+    steady, sluggish = ScriptedBot(), ScriptedBot(next_move=slow(0.2))
+    await arena.register("steady", await start(aiohttp_server, steady))
+    url = await start(aiohttp_server, sluggish)
+    async with arena.platform.events.listen() as events:
+        await arena.register("sluggish", url, version="1")
+        await moves_played(events, 2)
+    await arena.register("sluggish", url, version="2")
+    moves_then = await arena.platform.db.fetchval(
+        "SELECT COUNT(*) FROM moves WHERE game_id IN (1, 2)")
+    await arena.settle()
+    for game_id in (1, 2):
+        game = await arena.game(game_id)
+        assert (game["outcome"], game["reason"]) == ("NO_RESULT", "SUPERSEDED")
+        assert {s["result"] for s in game["seats"]} == {"NONE"}
+    assert await arena.platform.db.fetchval(
+        "SELECT COUNT(*) FROM moves WHERE game_id IN (1, 2)") == moves_then
+    for game_id in (3, 4):
+        assert (await arena.game(game_id))["reason"] == "NORMAL"
+    # superseded games get no Complete
+    assert {c["gameid"] for c in steady.methods("Complete")} == {3, 4}
+
+
+async def test_the_concurrency_limit_holds(config: Config, aiohttp_client: AiohttpClient,
+                                           aiohttp_server: AiohttpServer) -> None:
+    config = dataclasses.replace(config, concurrency=2)
+    platform = Platform(config)
+    client = await aiohttp_client(build_app(config, platform))
+    _, token = await users.create_user(platform.db, "alice")
+    arena = Arena(platform, client, token)
+    bots = [ScriptedBot(next_move=slow(0.02)) for _ in range(4)]
+    for number, bot in enumerate(bots):
+        await arena.register(f"bot{number}", await start(aiohttp_server, bot))
+    await arena.settle()
+    assert await platform.db.fetchval(
+        "SELECT COUNT(*) FROM games WHERE reason = 'NORMAL'") == 12
+    total = sum(bot.most_in_flight for bot in bots)
+    assert 1 <= max(bot.most_in_flight for bot in bots) <= 2
+    assert total <= 2 * len(bots)
+
+
+async def test_a_stopped_platform_resumes_its_games_from_the_log(
+        config: Config, aiohttp_server: AiohttpServer) -> None:
+    bots = [ScriptedBot(next_move=slow(0.05)) for _ in range(3)]
+    urls = [await start(aiohttp_server, bot) for bot in bots]
+    platform = Platform(config)
+    await platform.start()
+    _, token = await users.create_user(platform.db, "alice")
+    async with platform.events.listen() as events:
+        for number, url in enumerate(urls):
+            await platform.registrar.register(
+                RegistrationRequest(token, f"bot{number}", "1", "TICTACTOE", url))
+        await moves_played(events, 8)
+    await platform.stop()
+
+    with sqlite3.connect(config.db) as conn:
+        before = conn.execute("SELECT game_id, seq, seat, move FROM moves ORDER BY id").fetchall()
+        unfinished = conn.execute("SELECT COUNT(*) FROM games WHERE status != 'FINISHED'"
+                                  ).fetchone()[0]
+    assert unfinished > 0
+
+    again = Platform(config)
+    await again.start()
+    try:
+        async with asyncio.timeout(30):
+            await again.scheduler.wait_idle()
+        rows = await again.db.fetchall("SELECT game_id, seq, seat, move FROM moves ORDER BY id")
+        after = [tuple(row) for row in rows]
+        assert after[: len(before)] == before
+        statuses = await again.db.fetchall("SELECT status, reason FROM games")
+        assert {tuple(row) for row in statuses} == {("FINISHED", "NORMAL")}
+        assert len(statuses) == 6
+    finally:
+        await again.stop()
+
+
+async def test_an_http_server_that_is_not_a_bot(arena: Arena,
+                                                aiohttp_server: AiohttpServer) -> None:
+    """Pings of any HTTP 200 count as alive; the moves then fail as malformed replies."""
+    app = web.Application()
+
+    async def anything(request: web.Request) -> web.Response:
+        return web.Response(text="<html>hello</html>", content_type="text/html")
+
+    app.router.add_post("/rpc", anything)
+    server = await aiohttp_server(app)
+    good = ScriptedBot()
+    await arena.register("good", await start(aiohttp_server, good))
+    await arena.register("html", str(server.make_url("/rpc")))
+    await arena.settle()
+    for game_id in (1, 2):
+        game = await arena.game(game_id)
+        assert (game["outcome"], game["reason"]) == ("WIN", "STRIKES")
+        assert {s["name"]: s["result"] for s in game["seats"]} == {"good": "WIN",
+                                                                    "html": "LOSS"}

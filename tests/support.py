@@ -1,0 +1,131 @@
+"""Helpers shared by tests: a running platform with a client, table counts."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeAlias
+
+from aiohttp import web
+from aiohttp.test_utils import TestClient
+
+from merknera.app import Platform
+from merknera.games import JSON
+
+TABLES = ("users", "tokens", "bots", "games", "seats", "moves", "bot_log")
+
+
+@dataclasses.dataclass
+class Arena:
+    """A running platform and an HTTP client for it."""
+
+    platform: Platform
+    client: TestClient  # type: ignore[type-arg]
+    token: str
+
+    async def rpc(self, method: str, params: object, *, dialect2: bool = True,
+                  request_id: object = 1) -> dict[str, object]:
+        """POST one JSON-RPC request to /rpc and return the decoded reply."""
+        body: dict[str, object] = {"method": method, "params": params, "id": request_id}
+        if dialect2:
+            body["jsonrpc"] = "2.0"
+        response = await self.client.post("/rpc", json=body)
+        assert response.status == 200, await response.text()
+        reply = await response.json()
+        assert isinstance(reply, dict)
+        return reply
+
+    async def register(self, name: str, endpoint: str, version: str = "1.0",
+                       token: str | None = None, game: str = "TICTACTOE") -> dict[str, object]:
+        """Register a bot and return the reply."""
+        return await self.rpc("RegistrationService.Register", {
+            "token": token or self.token, "botname": name, "botversion": version,
+            "game": game, "rpcendpoint": endpoint, "programminglanguage": "Python",
+            "website": "https://example.org", "description": "a test bot"})
+
+    async def settle(self, time_limit: float = 30.0) -> None:
+        """Wait until every game has ended and every Complete/Error call went out."""
+        async with asyncio.timeout(time_limit):
+            await self.platform.scheduler.wait_idle()
+            await self.platform.scheduler.arena.notifier.drain()
+
+    async def game(self, game_id: int) -> dict[str, Any]:
+        """A game as the results API shows it."""
+        response = await self.client.get(f"/api/games/{game_id}")
+        assert response.status == 200
+        found = await response.json()
+        assert isinstance(found, dict)
+        return found
+
+    async def counts(self) -> dict[str, int]:
+        """Rows in every table, to show that a refused request stored nothing."""
+        db = self.platform.db
+        return {table: await db.fetchval(f"SELECT COUNT(*) FROM {table}")  # noqa: S608
+                for table in TABLES}
+
+
+Reply: TypeAlias = "Callable[[dict[str, Any], Any], Awaitable[web.StreamResponse | JSON]]"
+"""A scripted NextMove: (params, request id) -> a result, or a whole raw HTTP response."""
+
+
+def first_empty(params: dict[str, Any]) -> int:
+    """The first empty cell of a tic-tac-toe NextMove."""
+    return int(params["gamestate"].index(""))
+
+
+async def play_first_empty(params: dict[str, Any], _id: Any) -> JSON:
+    """A well-behaved tic-tac-toe bot."""
+    return {"position": first_empty(params)}
+
+
+@dataclasses.dataclass
+class ScriptedBot:
+    """A real HTTP bot whose NextMove reply is scripted; it records every call it gets.
+
+    It answers Status.Ping, and answers NewGame with a method-not-found error, as
+    Merknera's bots did.
+    """
+
+    next_move: Reply = play_first_empty
+    calls: list[tuple[str, dict[str, Any]]] = dataclasses.field(default_factory=list)
+    signed: list[tuple[str, str, bytes]] = dataclasses.field(default_factory=list)
+    """(timestamp, signature, body) of every call."""
+    in_flight: int = 0
+    most_in_flight: int = 0
+    """The most NextMove calls this bot was answering at the same time."""
+
+    def app(self) -> web.Application:
+        """The bot's aiohttp application (serve it with the aiohttp_server fixture)."""
+        app = web.Application()
+        app.router.add_post("/rpc", self._handle)
+        return app
+
+    def methods(self, suffix: str) -> list[dict[str, Any]]:
+        """The params of every call received whose method ends with ``suffix``."""
+        return [params for method, params in self.calls if method.endswith(suffix)]
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        self.signed.append((request.headers.get("X-Merknera-Timestamp", ""),
+                            request.headers.get("X-Merknera-Signature", ""), body))
+        call = json.loads(body)
+        method, params, call_id = call["method"], call.get("params") or {}, call["id"]
+        self.calls.append((method, params))
+        if method == "Status.Ping":
+            return web.json_response({"jsonrpc": "2.0", "result": {"ping": "OK"}, "id": call_id})
+        if method.endswith(".NextMove"):
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+            try:
+                reply = await self.next_move(params, call_id)
+            finally:
+                self.in_flight -= 1
+            if isinstance(reply, web.StreamResponse):
+                return reply
+            return web.json_response({"jsonrpc": "2.0", "result": reply, "id": call_id})
+        if method.endswith((".Complete", ".Error")):
+            return web.json_response({"jsonrpc": "2.0", "result": None, "id": call_id})
+        return web.json_response({"jsonrpc": "2.0", "id": call_id, "error": {
+            "code": -32601, "message": f"can't find method {method}"}})
