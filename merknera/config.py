@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import ipaddress
+import math
 import os
 import tomllib
 import types
@@ -131,7 +132,12 @@ def _coerce(key: str, raw: object, source: str) -> object:
         if kind is float:
             if isinstance(raw, bool):
                 raise ValueError("a boolean is not a number")
-            return float(raw) if isinstance(raw, int | float | str) else _bad(raw)
+            if not isinstance(raw, int | float | str):
+                return _bad(raw)
+            number = float(raw)
+            if not math.isfinite(number):
+                raise ValueError("the number must be finite")
+            return number
         if kind is str:
             return raw if isinstance(raw, str) else _bad(raw)
         if isinstance(kind, types.GenericAlias) and kind.__origin__ is tuple:

@@ -134,7 +134,11 @@ class Outcome:
 
     @property
     def winners(self) -> tuple[Seat, ...]:
-        """The seats ranked first, unless every seat is (then nobody won)."""
+        """The seats ranked first, unless every seat is (then nobody won).
+
+        Several seats can share first place (the others of a three-seat forfeit); each of
+        them then has the result DRAW, and only a seat first alone has the result WIN.
+        """
         if self.ranks is None:
             return ()
         best = [seat for seat, rank in enumerate(self.ranks) if rank == 0]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from merknera.games.base import (
     JSON,
@@ -38,29 +38,42 @@ LINES: tuple[tuple[int, int, int], ...] = (
 
 @dataclass(frozen=True)
 class Board:
-    """A tic-tac-toe position: nine cells of ``"X"``, ``"O"`` or ``""``."""
+    """A tic-tac-toe position: nine cells of ``"X"``, ``"O"`` or ``""``.
+
+    Only positions reachable in play are boards: X moved first, nobody moved after a line
+    was completed.
+    """
 
     cells: tuple[str, ...] = (EMPTY,) * 9
+    filled: int = field(init=False, compare=False, repr=False)
+    """How many cells hold a mark."""
+    line: tuple[int, int, int] | None = field(init=False, compare=False, repr=False)
+    """The completed line, if any (computed once: the referee asks for it every move)."""
 
     def __post_init__(self) -> None:
-        if len(self.cells) != 9 or any(cell not in ("X", "O", EMPTY) for cell in self.cells):
-            raise ValueError(f"not a tic-tac-toe board: {self.cells!r}")
-        crosses, noughts = self.cells.count("X"), self.cells.count("O")
+        cells = self.cells
+        if len(cells) != 9 or any(cell not in ("X", "O", EMPTY) for cell in cells):
+            raise ValueError(f"not a tic-tac-toe board: {cells!r}")
+        crosses, noughts = cells.count("X"), cells.count("O")
         if crosses - noughts not in (0, 1):
-            raise ValueError(f"impossible board: {crosses} X and {noughts} O in {self.cells!r}")
-
-    @property
-    def filled(self) -> int:
-        """How many cells hold a mark."""
-        return sum(1 for cell in self.cells if cell)
+            raise ValueError(f"impossible board: {crosses} X and {noughts} O in {cells!r}")
+        lines = [line for line in LINES
+                 if cells[line[0]] and cells[line[0]] == cells[line[1]] == cells[line[2]]]
+        marks = {cells[line[0]] for line in lines}
+        if len(marks) > 1:
+            raise ValueError(f"impossible board: both X and O completed a line in {cells!r}")
+        if lines:
+            # The last mover completed every line, through the cell played last.
+            winner_moved_last = ("X" in marks) == (crosses > noughts)
+            through_one_cell = bool(set.intersection(*(set(line) for line in lines)))
+            if not (winner_moved_last and through_one_cell):
+                raise ValueError(f"impossible board: play went on after a line in {cells!r}")
+        object.__setattr__(self, "filled", crosses + noughts)
+        object.__setattr__(self, "line", lines[0] if lines else None)
 
     def winning_line(self) -> tuple[int, int, int] | None:
         """The first completed line, if any."""
-        for line in LINES:
-            a, b, c = (self.cells[i] for i in line)
-            if a and a == b == c:
-                return line
-        return None
+        return self.line
 
     def render(self) -> str:
         """The board as three text rows, ``.`` for an empty cell."""
@@ -101,7 +114,7 @@ class TicTacToe(Game[Board, int]):
         return Board()
 
     def to_move(self, state: Board) -> Seat | None:
-        if state.winning_line() is not None or state.filled == 9:
+        if state.line is not None or state.filled == 9:
             return None
         return state.filled % 2
 
@@ -127,7 +140,7 @@ class TicTacToe(Game[Board, int]):
         return Board(tuple(cells))
 
     def outcome(self, state: Board) -> Outcome | None:
-        line = state.winning_line()
+        line = state.line
         if line is not None:
             mark = state.cells[line[0]]
             cells = "-".join(str(i) for i in line)

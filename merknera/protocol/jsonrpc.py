@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from dataclasses import dataclass
 from typing import Final
 
@@ -57,6 +58,9 @@ class RpcError(Exception):
         self.message = message
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def _refuse_constant(name: str) -> JSON:
     raise ValueError(f"{name} is not valid JSON")
 
@@ -75,6 +79,13 @@ def loads(body: bytes | str) -> JSON:
         raise EnvelopeError("the JSON is nested too deeply") from None
     except ValueError as exc:
         raise EnvelopeError(f"the body is not JSON: {exc}") from None
+    # JSON may escape a lone UTF-16 surrogate ("\\udc00"); Python decodes it into a str that
+    # cannot be encoded again, so it would break every message, log line and row quoting it.
+    if _SURROGATE_ESCAPE.search(text):
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise EnvelopeError("the JSON contains an unpaired UTF-16 surrogate escape") from None
     return value
 
 

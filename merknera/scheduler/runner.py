@@ -160,12 +160,12 @@ class GameRunner:
         record = await games.load(arena.db, self._game_id)
         if record is None or record.status is GameStatus.FINISHED:
             return
+        known = await bots.get_many(arena.db, [seat.bot_id for seat in record.seats])
         seated: list[Bot] = []
         for seat in record.seats:
-            bot = await bots.get(arena.db, seat.bot_id)
-            if bot is None:
+            if seat.bot_id not in known:
                 raise RuntimeError(f"game {record.id} seats bot {seat.bot_id}, which is unknown")
-            seated.append(bot)
+            seated.append(known[seat.bot_id])
         try:
             play = self._replay(record, seated)
         except (ReplayError, UnknownGameError, MoveError, ValueError) as exc:
@@ -221,7 +221,7 @@ class GameRunner:
         seats that are offline; seats still absent then forfeit."""
         arena = self._arena
         deadline = time.monotonic() + arena.config.offline_grace
-        absent = []
+        absent, ready = [], []
         for seat in range(play.seats):
             if play.record.seats[seat].ready:
                 continue
@@ -230,12 +230,12 @@ class GameRunner:
                     absent.append(seat)
                     break
                 if await self._new_game(play, seat):
-                    await games.mark_ready(arena.db, self._game_id, seat)
+                    ready.append(seat)
                     break
         if absent:
             play.forfeit = self._absent_outcome(play, absent)
             return
-        await games.mark_running(arena.db, self._game_id)
+        await games.mark_running(arena.db, self._game_id, ready)
 
     async def _new_game(self, play: _Play, seat: Seat) -> bool:
         """``<G>.NewGame`` to one seat; False if the bot could not be reached."""
@@ -381,16 +381,16 @@ class GameRunner:
 
     async def _finish(self, play: _Play, outcome: Outcome) -> None:
         arena, game = self._arena, play.game
-        if not await games.finish(arena.db, self._game_id, outcome,
-                                  game.state_to_json(play.state)):
-            return
         seats = [self._bot(play, seat) for seat in range(play.seats)]
         results = [outcome.result_for(seat) for seat in range(play.seats)]
+        log_lines = []
         for seat, bot in enumerate(seats):
             others = ", ".join(f"{b.name} ({b.version})" for s, b in enumerate(seats) if s != seat)
-            await logs.write(arena.db, bot.id,
-                             f"Game complete (gameId: {self._game_id}) against {others}: "
-                             f"{_verdict(results[seat])}; {outcome.detail}", self._game_id)
+            log_lines.append((bot.id, f"Game complete (gameId: {self._game_id}) against "
+                                      f"{others}: {_verdict(results[seat])}; {outcome.detail}"))
+        if not await games.finish(arena.db, self._game_id, outcome,
+                                  game.state_to_json(play.state), log_lines):
+            return
         arena.events.publish(GameFinished(
             self._game_id, game.mnemonic, tuple(f"{b.name} ({b.version})" for b in seats),
             tuple(r.value for r in results), outcome.termination.value, outcome.detail))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import aiosqlite
@@ -139,6 +140,13 @@ async def get(db: Database, bot_id: int) -> Bot | None:
     """One bot version by id."""
     row = await db.fetchone(f"{_SELECT} WHERE bots.id = ?", (bot_id,))
     return None if row is None else bot_from_row(row)
+
+
+async def get_many(db: Database, bot_ids: Sequence[int]) -> dict[int, Bot]:
+    """Bot versions by id (the ones that exist)."""
+    marks = ",".join("?" * len(bot_ids))
+    rows = await db.fetchall(f"{_SELECT} WHERE bots.id IN ({marks})", tuple(bot_ids))
+    return {row["id"]: bot_from_row(row) for row in rows}
 
 
 async def current(db: Database) -> list[Bot]:

@@ -12,17 +12,18 @@ from __future__ import annotations
 import asyncio
 import re
 import sqlite3
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiosqlite
 
 Row = sqlite3.Row
 Params = tuple[Any, ...] | dict[str, Any]
+T = TypeVar("T")
 
 _MIGRATION_NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
 
@@ -61,7 +62,19 @@ async def _connect(path: str) -> aiosqlite.Connection:
 
 
 class Database:
-    """A SQLite file opened for the platform.  Open with :meth:`open`, close with :meth:`close`."""
+    """A SQLite file opened for the platform.  Open with :meth:`open`, close with :meth:`close`.
+
+    Three ways in:
+
+    * :meth:`transaction` runs a short synchronous function on the writer's thread inside a
+      write transaction.  Calls made at about the same time share one transaction (group
+      commit), each inside a savepoint of its own, so one failing call changes nothing and
+      does not disturb the others.  This is the path of every move.
+    * :meth:`write` is an async ``BEGIN IMMEDIATE`` transaction for multi-step work that
+      must read and write in between (registration).
+    * :meth:`read` runs a synchronous function on the reader's thread; :meth:`fetchall`,
+      :meth:`fetchone` and :meth:`fetchval` are one-query shortcuts.
+    """
 
     def __init__(self, path: str, writer: aiosqlite.Connection,
                  reader: aiosqlite.Connection) -> None:
@@ -69,6 +82,8 @@ class Database:
         self._writer = writer
         self._reader = reader
         self._write_lock = asyncio.Lock()
+        self._pending: list[tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]] = []
+        self._flusher: asyncio.Task[None] | None = None
 
     @classmethod
     async def open(cls, path: str | Path) -> Database:
@@ -92,16 +107,59 @@ class Database:
         return cls(path, writer, reader)
 
     async def close(self) -> None:
-        """Close both connections (waits for a running write to finish)."""
+        """Close both connections after the writes under way."""
+        while self._flusher is not None:
+            await asyncio.shield(self._flusher)
         async with self._write_lock:
             await self._writer.close()
         await self._reader.close()
 
+    # -- writes -----------------------------------------------------------------------------
+
+    async def transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work(connection)`` in a write transaction on the writer's thread.
+
+        ``work`` must be quick and must not block on anything but SQLite.  Its exception,
+        if any, is raised here, and its writes are rolled back.
+        """
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._pending.append((work, future))
+        if self._flusher is None:
+            self._flusher = asyncio.create_task(self._flush(), name="store-writer")
+        return await future
+
+    async def _flush(self) -> None:
+        try:
+            while self._pending:
+                batch, self._pending = self._pending, []
+                async with self._write_lock:
+                    outcomes = await _in_thread(self._writer, _run_batch,
+                                                [work for work, _ in batch])
+                for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
+                    if future.done():
+                        continue  # its caller was cancelled; the work is done all the same
+                    if ok:
+                        future.set_result(value)
+                    else:
+                        future.set_exception(value)
+        except BaseException as exc:
+            for _, future in self._pending:
+                if not future.done():
+                    future.set_exception(StoreError(f"the store writer failed: {exc!r}"))
+            self._pending = []
+            raise
+        finally:
+            self._flusher = None
+
+    async def write_one(self, sql: str, params: Params = ()) -> int:
+        """Run one write statement (group-committed); returns the rows it changed."""
+        return await self.transaction(lambda conn: conn.execute(sql, params).rowcount)
+
     @asynccontextmanager
     async def write(self) -> AsyncIterator[aiosqlite.Connection]:
-        """A write transaction: ``BEGIN IMMEDIATE``, commit on success, roll back on error.
+        """An async ``BEGIN IMMEDIATE`` transaction; commit on success, roll back on error.
 
-        Never await anything but the database inside it: the lock serialises every write.
+        Never await anything but the database inside it: it holds the single writer.
         """
         async with self._write_lock:
             await self._writer.execute("BEGIN IMMEDIATE")
@@ -112,11 +170,11 @@ class Database:
                 raise
             await self._writer.execute("COMMIT")
 
-    async def write_one(self, sql: str, params: Params = ()) -> int:
-        """Run one write statement in its own transaction; returns the rows it changed."""
-        async with self._write_lock:
-            cursor = await self._writer.execute(sql, params)
-            return cursor.rowcount
+    # -- reads ------------------------------------------------------------------------------
+
+    async def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work(connection)`` on the reader's thread (one trip for several queries)."""
+        return await _in_thread(self._reader, work)
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Rows of a query on the reader connection."""
@@ -132,6 +190,43 @@ class Database:
         """The first column of the first row, or None."""
         row = await self.fetchone(sql, params)
         return None if row is None else row[0]
+
+
+async def _in_thread(conn: aiosqlite.Connection, work: Callable[..., T], *args: Any) -> T:
+    """Run ``work(sqlite3_connection, *args)`` on an aiosqlite connection's own thread.
+
+    aiosqlite has no public call that runs several statements in one trip to its thread:
+    each ``execute`` is a round trip (about 50 us here, bench/referee.py), and those trips
+    were most of the cost of a move.  ``_execute`` is the method every public call of
+    aiosqlite goes through, and ``_conn`` its sqlite3 connection; aiosqlite is pinned to
+    0.22.* in pyproject.toml for that reason.
+    """
+    raw: sqlite3.Connection = conn._conn
+    result: T = await conn._execute(work, raw, *args)  # type: ignore[no-untyped-call]
+    return result
+
+
+def _run_batch(conn: sqlite3.Connection,
+               works: list[Callable[[sqlite3.Connection], Any]]) -> list[tuple[bool, Any]]:
+    """One transaction for a batch of works, each in a savepoint (runs on the writer thread)."""
+    outcomes: list[tuple[bool, Any]] = []
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        for work in works:
+            conn.execute("SAVEPOINT work")
+            try:
+                outcomes.append((True, work(conn)))
+            except Exception as exc:
+                conn.execute("ROLLBACK TO work")
+                outcomes.append((False, exc))
+            conn.execute("RELEASE work")
+        conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        failure = StoreError(f"a write transaction failed: {exc}")
+        return [(False, failure)] * len(works)
+    return outcomes
 
 
 async def _migrate(conn: aiosqlite.Connection, path: str) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import json
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -70,10 +71,11 @@ class GameRecord:
 
 
 def summarise(outcome: Outcome) -> GameResult:
-    """WIN when someone won, DRAW when all tied, NO_RESULT when nobody is rated."""
+    """WIN when one seat won alone, DRAW when first place is shared, NO_RESULT when nobody
+    is rated."""
     if outcome.ranks is None:
         return GameResult.NO_RESULT
-    return GameResult.WIN if outcome.winners else GameResult.DRAW
+    return GameResult.WIN if len(outcome.winners) == 1 else GameResult.DRAW
 
 
 async def create(conn: aiosqlite.Connection, game: str, seed: int, bot_ids: Sequence[int],
@@ -98,12 +100,16 @@ async def unfinished(db: Database) -> list[int]:
 
 async def load(db: Database, game_id: int) -> GameRecord | None:
     """A game with its seats and its whole move log, or None."""
-    row = await db.fetchone("SELECT * FROM games WHERE id = ?", (game_id,))
+    return await db.read(lambda conn: _load(conn, game_id))
+
+
+def _load(conn: sqlite3.Connection, game_id: int) -> GameRecord | None:
+    row = conn.execute("SELECT * FROM games WHERE id = ?", (game_id,)).fetchone()
     if row is None:
         return None
-    seats = await db.fetchall(
+    seats = conn.execute(
         "SELECT seat, bot_id, ready FROM seats WHERE game_id = ? ORDER BY seat", (game_id,))
-    moves = await db.fetchall(
+    moves = conn.execute(
         "SELECT seq, seat, move, fault, fault_detail FROM moves WHERE game_id = ? ORDER BY seq",
         (game_id,))
     return GameRecord(
@@ -117,17 +123,17 @@ async def load(db: Database, game_id: int) -> GameRecord | None:
     )
 
 
-async def mark_ready(db: Database, game_id: int, seat: int) -> None:
-    """A seat's bot is ready for the game."""
-    await db.write_one("UPDATE seats SET ready = 1 WHERE game_id = ? AND seat = ?",
-                       (game_id, seat))
+async def mark_running(db: Database, game_id: int, ready_seats: Sequence[int] = ()) -> None:
+    """PENDING -> RUNNING with the start time, and these seats' bots are ready."""
+    stamp = now()
 
+    def work(conn: sqlite3.Connection) -> None:
+        conn.executemany("UPDATE seats SET ready = 1 WHERE game_id = ? AND seat = ?",
+                         [(game_id, seat) for seat in ready_seats])
+        conn.execute("UPDATE games SET status = 'RUNNING', started_at = ? "
+                     "WHERE id = ? AND status = 'PENDING'", (stamp, game_id))
 
-async def mark_running(db: Database, game_id: int) -> None:
-    """PENDING -> RUNNING, with the start time (no-op otherwise)."""
-    await db.write_one(
-        "UPDATE games SET status = 'RUNNING', started_at = ? WHERE id = ? AND status = 'PENDING'",
-        (now(), game_id))
+    await db.transaction(work)
 
 
 async def record_move(db: Database, game_id: int, seq: int, seat: int, *, move: JSON = None,
@@ -136,36 +142,45 @@ async def record_move(db: Database, game_id: int, seq: int, seat: int, *, move: 
                       latency_ms: float | None = None) -> bool:
     """Append one call to the move log, unless the game has finished meanwhile.
 
-    One statement, so one short write.  Returns False when the game was already finished
-    (and nothing was written).
+    Returns False when the game was already finished (and nothing was written).
     """
-    changed = await db.write_one(
+    values = (game_id, seq, seat, None if fault is not None else json.dumps(move),
+              request, reply, latency_ms, fault, fault_detail, now(), game_id)
+    return await db.transaction(lambda conn: conn.execute(
         "INSERT INTO moves (game_id, seq, seat, move, request, reply, latency_ms, fault, "
         "fault_detail, created_at) "
         "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS "
-        "(SELECT 1 FROM games WHERE id = ? AND status != 'FINISHED')",
-        (game_id, seq, seat, None if fault is not None else json.dumps(move),
-         request, reply, latency_ms, fault, fault_detail, now(), game_id))
-    return changed > 0
+        "(SELECT 1 FROM games WHERE id = ? AND status != 'FINISHED')", values).rowcount > 0)
 
 
-async def finish(db: Database, game_id: int, outcome: Outcome, final_state: JSON) -> bool:
-    """Record how a game ended, once: False if it had finished already (nothing changes)."""
-    async with db.write() as conn:
-        cursor = await conn.execute(
+async def finish(db: Database, game_id: int, outcome: Outcome, final_state: JSON,
+                 log_lines: Sequence[tuple[int, str]] = ()) -> bool:
+    """Record how a game ended, once, with the bots' log lines about it.
+
+    Returns False (and changes nothing) if the game had finished already.
+    """
+    stamp = now()
+
+    def work(conn: sqlite3.Connection) -> bool:
+        cursor = conn.execute(
             "UPDATE games SET status = 'FINISHED', outcome = ?, reason = ?, detail = ?, "
             "final_state = ?, finished_at = ?, started_at = COALESCE(started_at, ?) "
             "WHERE id = ? AND status != 'FINISHED'",
             (summarise(outcome).value, outcome.termination.value, outcome.detail,
-             json.dumps(final_state), now(), now(), game_id))
+             json.dumps(final_state), stamp, stamp, game_id))
         if cursor.rowcount == 0:
             return False
-        seat_rows = await (await conn.execute(
-            "SELECT seat FROM seats WHERE game_id = ? ORDER BY seat", (game_id,))).fetchall()
-        for (seat,) in seat_rows:
-            rank = None if outcome.ranks is None else outcome.ranks[seat]
-            score = None if outcome.scores is None else outcome.scores[seat]
-            await conn.execute(
-                "UPDATE seats SET result = ?, rank = ?, score = ? WHERE game_id = ? AND seat = ?",
-                (outcome.result_for(seat).value, rank, score, game_id, seat))
-    return True
+        seats = [row[0] for row in conn.execute(
+            "SELECT seat FROM seats WHERE game_id = ? ORDER BY seat", (game_id,))]
+        conn.executemany(
+            "UPDATE seats SET result = ?, rank = ?, score = ? WHERE game_id = ? AND seat = ?",
+            [(outcome.result_for(seat).value,
+              None if outcome.ranks is None else outcome.ranks[seat],
+              None if outcome.scores is None else outcome.scores[seat], game_id, seat)
+             for seat in seats])
+        conn.executemany(
+            "INSERT INTO bot_log (bot_id, game_id, message, created_at) VALUES (?, ?, ?, ?)",
+            [(bot_id, game_id, message, stamp) for bot_id, message in log_lines])
+        return True
+
+    return await db.transaction(work)

@@ -34,7 +34,7 @@ async def write(db: Database, bot_id: int, message: str, game_id: int | None = N
     """Append a line in a transaction of its own."""
     await db.write_one(
         "INSERT INTO bot_log (bot_id, game_id, message, created_at) VALUES (?, ?, ?, ?)",
-        (bot_id, game_id, message[:MAX_MESSAGE], now()))
+        (bot_id, game_id, message[:MAX_MESSAGE], now()))  # group-committed with other writes
 
 
 async def for_bot(db: Database, bot_id: int, limit: int = 200,

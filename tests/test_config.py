@@ -1,0 +1,313 @@
+"""Configuration (merknera/config.py): file, then environment, then command line.
+
+Every test passes ``environ`` explicitly and a path (or runs in an empty tmp_path), so the
+real environment and working directory never leak in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import ipaddress
+from pathlib import Path
+
+import pytest
+
+from merknera.config import (
+    OVERRIDABLE,
+    Config,
+    ConfigError,
+    GameRules,
+    add_config_arguments,
+    load_config,
+    overrides_from_args,
+)
+
+
+@pytest.fixture
+def toml(tmp_path: Path) -> Path:
+    """An empty config file; tests write their own content into it."""
+    path = tmp_path / "config.toml"
+    path.write_text("", encoding="utf-8")
+    return path
+
+
+ANY_HOST = "0.0.0.0"  # noqa: S104 (a value to configure; nothing binds in these tests)
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_defaults(toml: Path) -> None:
+    config = load_config(toml, environ={})
+    assert config == Config()
+    assert (config.host, config.port, config.public_url, config.db) == (
+        "127.0.0.1", 8080, "", "merknera.db")
+    assert (config.move_timeout, config.ping_timeout, config.max_strikes) == (10.0, 5.0, 3)
+    assert config.games == {}
+    assert config.rules_for("TICTACTOE") == GameRules(move_timeout=10.0, max_strikes=3)
+
+
+def test_without_a_file_the_defaults_hold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert load_config(environ={}) == Config()
+
+
+def test_without_a_path_config_toml_in_the_working_directory_is_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "config.toml", "port = 9001\n")
+    assert load_config(environ={}).port == 9001
+
+
+def test_without_a_path_merknera_config_names_the_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "config.toml", "port = 9001\n")
+    other = write(tmp_path / "other.toml", "port = 9002\n")
+    assert load_config(environ={"MERKNERA_CONFIG": str(other)}).port == 9002
+
+
+def test_the_project_config_toml_is_valid_and_matches_the_defaults() -> None:
+    shipped = Path(__file__).resolve().parent.parent / "config.toml"
+    assert load_config(shipped, environ={}) == Config()
+
+
+def test_file_values(toml: Path) -> None:
+    write(toml, """
+host = "0.0.0.0"
+port = 9000
+public_url = "https://arena.example.org/"
+db = "/var/lib/merknera/arena.db"
+move_timeout = 2.5
+ping_interval = 30
+max_strikes = 5
+allowed_networks = ["0.0.0.0/0", "::/0"]
+log_level = "DEBUG"
+""")
+    config = load_config(toml, environ={})
+    assert config.host == ANY_HOST
+    assert config.port == 9000
+    assert config.public_url == "https://arena.example.org/"
+    assert config.db == "/var/lib/merknera/arena.db"
+    assert config.move_timeout == 2.5
+    assert config.ping_interval == 30.0
+    assert isinstance(config.ping_interval, float)
+    assert config.max_strikes == 5
+    assert config.allowed_networks == ("0.0.0.0/0", "::/0")
+    assert config.log_level == "DEBUG"
+    assert config.notify_timeout == 5.0  # untouched keys keep their defaults
+
+
+def test_the_environment_overrides_the_file(toml: Path) -> None:
+    write(toml, f"port = 9000\nmove_timeout = 2.5\nhost = \"{ANY_HOST}\"\n")
+    config = load_config(toml, environ={"MERKNERA_PORT": "9100", "MERKNERA_MOVE_TIMEOUT": "1.5",
+                                        "PORT": "1", "merknera_host": "ignored"})
+    assert config.port == 9100
+    assert config.move_timeout == 1.5
+    assert config.host == ANY_HOST
+
+
+def test_overrides_override_the_environment(toml: Path) -> None:
+    write(toml, "port = 9000\n")
+    config = load_config(toml, environ={"MERKNERA_PORT": "9100", "MERKNERA_DB": "env.db"},
+                         overrides={"port": "9200", "db": None, "max_strikes": "4"})
+    assert config.port == 9200
+    assert config.db == "env.db"  # a None override means "not given"
+    assert config.max_strikes == 4
+
+
+def test_command_line_options(toml: Path) -> None:
+    parser = argparse.ArgumentParser()
+    add_config_arguments(parser)
+    args = parser.parse_args([
+        "--config", str(toml), "--move-timeout", "2.5", "--ping_timeout", "1",
+        "--allowed-networks", "10.0.0.0/8, 192.168.0.0/16", "--port", "0"])
+    assert args.config_path == str(toml)
+    overrides = overrides_from_args(args)
+    assert set(overrides) == set(OVERRIDABLE)
+    config = load_config(args.config_path, environ={"MERKNERA_MOVE_TIMEOUT": "9"},
+                         overrides=overrides)
+    assert config.move_timeout == 2.5
+    assert config.ping_timeout == 1.0
+    assert config.allowed_networks == ("10.0.0.0/8", "192.168.0.0/16")
+    assert config.port == 0
+    assert config.connect_timeout == Config().connect_timeout
+
+
+def test_command_line_options_for_some_keys_only() -> None:
+    parser = argparse.ArgumentParser()
+    add_config_arguments(parser, keys=("port",))
+    assert parser.parse_args(["--port", "1"]).port == "1"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--move-timeout", "1"])
+
+
+def test_games_is_not_a_command_line_key() -> None:
+    assert "games" not in OVERRIDABLE
+    assert "move_timeout" in OVERRIDABLE
+    assert len(OVERRIDABLE) == len(dataclasses.fields(Config)) - 1
+
+
+def test_allowed_networks_from_a_comma_separated_environment_string(toml: Path) -> None:
+    config = load_config(toml, environ={
+        "MERKNERA_ALLOWED_NETWORKS": " 10.0.0.0/8 ,::1/128,, 192.168.1.0/24 "})
+    assert config.allowed_networks == ("10.0.0.0/8", "::1/128", "192.168.1.0/24")
+    assert config.networks == (ipaddress.ip_network("10.0.0.0/8"),
+                               ipaddress.ip_network("::1/128"),
+                               ipaddress.ip_network("192.168.1.0/24"))
+
+
+def test_networks_with_host_bits_are_accepted(toml: Path) -> None:
+    config = load_config(toml, environ={"MERKNERA_ALLOWED_NETWORKS": "10.1.2.3/8"})
+    assert config.networks == (ipaddress.ip_network("10.0.0.0/8"),)
+
+
+def test_per_game_rules(toml: Path) -> None:
+    write(toml, """
+move_timeout = 7.0
+[games.TICTACTOE]
+move_timeout = 2
+max_strikes = 1
+[games.SCRABBLE]
+max_strikes = 5
+""")
+    config = load_config(toml, environ={})
+    assert config.rules_for("TICTACTOE") == GameRules(move_timeout=2.0, max_strikes=1)
+    # A key the table leaves out comes from the global value.
+    assert config.rules_for("SCRABBLE") == GameRules(move_timeout=7.0, max_strikes=5)
+    # A game without a table gets the global values.
+    assert config.rules_for("KALAHA") == GameRules(move_timeout=7.0, max_strikes=3)
+
+
+def test_per_game_rules_inherit_environment_and_overrides(toml: Path) -> None:
+    write(toml, "[games.TICTACTOE]\nmax_strikes = 2\n")
+    config = load_config(toml, environ={"MERKNERA_MOVE_TIMEOUT": "4"},
+                         overrides={"max_strikes": "6"})
+    assert config.rules_for("TICTACTOE") == GameRules(move_timeout=4.0, max_strikes=2)
+    assert config.rules_for("SCRABBLE") == GameRules(move_timeout=4.0, max_strikes=6)
+
+
+@pytest.mark.parametrize(("public_url", "host", "port", "expected"), [
+    ("", "127.0.0.1", 8080, "http://127.0.0.1:8080"),
+    ("", "::1", 9000, "http://[::1]:9000"),
+    ("https://arena.example.org/", ANY_HOST, 80, "https://arena.example.org"),
+    ("http://10.0.0.5:8080/merknera/", ANY_HOST, 80, "http://10.0.0.5:8080/merknera"),
+], ids=["host and port", "v6 host", "public url", "public url with a path"])
+def test_base_url(public_url: str, host: str, port: int, expected: str) -> None:
+    assert Config(public_url=public_url, host=host, port=port).base_url == expected
+
+
+# -- refusals --------------------------------------------------------------------------------
+
+INVALID_VALUES = [
+    # (what, environment, the text the message must contain)
+    ("port above 65535", {"MERKNERA_PORT": "65536"}, "port"),
+    ("negative port", {"MERKNERA_PORT": "-1"}, "port"),
+    ("port not a number", {"MERKNERA_PORT": "abc"}, "port"),
+    ("port a float", {"MERKNERA_PORT": "80.5"}, "port"),
+    ("empty port", {"MERKNERA_PORT": ""}, "port"),
+    ("negative move timeout", {"MERKNERA_MOVE_TIMEOUT": "-1"}, "move_timeout"),
+    ("zero move timeout", {"MERKNERA_MOVE_TIMEOUT": "0"}, "move_timeout"),
+    ("NaN move timeout", {"MERKNERA_MOVE_TIMEOUT": "nan"}, "move_timeout"),
+    ("negative connect timeout", {"MERKNERA_CONNECT_TIMEOUT": "-0.5"}, "connect_timeout"),
+    ("negative ping timeout", {"MERKNERA_PING_TIMEOUT": "-2"}, "ping_timeout"),
+    ("negative notify timeout", {"MERKNERA_NOTIFY_TIMEOUT": "-2"}, "notify_timeout"),
+    ("zero ping interval", {"MERKNERA_PING_INTERVAL": "0"}, "ping_interval"),
+    ("negative grace", {"MERKNERA_OFFLINE_GRACE": "-1"}, "offline_grace"),
+    ("retry max below min", {"MERKNERA_OFFLINE_RETRY_MIN": "10",
+                             "MERKNERA_OFFLINE_RETRY_MAX": "5"}, "offline_retry_max"),
+    ("zero concurrency", {"MERKNERA_CONCURRENCY": "0"}, "concurrency"),
+    ("zero strikes", {"MERKNERA_MAX_STRIKES": "0"}, "max_strikes"),
+    ("tiny reply cap", {"MERKNERA_MAX_REPLY_BYTES": "100"}, "max_reply_bytes"),
+    ("empty db", {"MERKNERA_DB": ""}, "db"),
+    ("public url without scheme", {"MERKNERA_PUBLIC_URL": "arena.example.org"}, "public_url"),
+    ("bad network", {"MERKNERA_ALLOWED_NETWORKS": "10.0.0.0/8,not-a-network"},
+     "allowed_networks: 'not-a-network'"),
+    ("bad prefix length", {"MERKNERA_ALLOWED_NETWORKS": "10.0.0.0/33"}, "allowed_networks"),
+]
+
+
+@pytest.mark.parametrize(("environ", "named"), [row[1:] for row in INVALID_VALUES],
+                         ids=[row[0] for row in INVALID_VALUES])
+def test_invalid_values_name_the_key(toml: Path, environ: dict[str, str], named: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(toml, environ=environ)
+    assert named in str(caught.value)
+
+
+def test_a_bad_environment_value_names_the_variable(toml: Path) -> None:
+    with pytest.raises(ConfigError, match=r"port from \$MERKNERA_PORT: 'abc' is not valid"):
+        load_config(toml, environ={"MERKNERA_PORT": "abc"})
+
+
+def test_a_bad_override_names_the_option(toml: Path) -> None:
+    with pytest.raises(ConfigError, match=r"move_timeout from --move-timeout: 'soon'"):
+        load_config(toml, environ={}, overrides={"move_timeout": "soon"})
+
+
+def test_a_range_error_names_the_key_and_the_value(toml: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^port = 70000: must be between 0 and 65535$"):
+        load_config(toml, environ={}, overrides={"port": "70000"})
+
+
+FILE_ERRORS = [
+    ("port a string", 'port = "abc"\n', "port from "),
+    ("port a bool", "port = true\n", "a boolean is not an integer"),
+    ("port a float", "port = 8080.0\n", "port from "),
+    ("timeout a bool", "move_timeout = false\n", "a boolean is not a number"),
+    ("timeout a string", 'move_timeout = "fast"\n', "move_timeout from "),
+    ("host a number", "host = 1\n", "host from "),
+    ("networks numbers", "allowed_networks = [1, 2]\n", "allowed_networks from "),
+    ("networks a table", "[allowed_networks]\na = 1\n", "allowed_networks from "),
+    ("unknown key", "colour = \"blue\"\n", "unknown key 'colour'"),
+    ("misspelt key", "move_timout = 2\n", "unknown key 'move_timout'"),
+    ("games not a table", "games = 3\n", "[games]"),
+    ("game not a table", "[games]\nTICTACTOE = 3\n", "[games.TICTACTOE]"),
+    ("unknown game key", "[games.TICTACTOE]\nmove_timout = 2\n", "move_timout"),
+    ("game timeout zero", "[games.TICTACTOE]\nmove_timeout = 0\n", "games.TICTACTOE"),
+    ("game strikes zero", "[games.TICTACTOE]\nmax_strikes = 0\n", "games.TICTACTOE"),
+    ("game strikes a bool", "[games.TICTACTOE]\nmax_strikes = true\n", "max_strikes"),
+    ("game timeout a string", '[games.TICTACTOE]\nmove_timeout = "x"\n', "move_timeout"),
+]
+
+
+@pytest.mark.parametrize(("text", "named"), [row[1:] for row in FILE_ERRORS],
+                         ids=[row[0] for row in FILE_ERRORS])
+def test_file_errors_name_the_key(toml: Path, text: str, named: str) -> None:
+    write(toml, text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(toml, environ={})
+    assert named in str(caught.value)
+
+
+def test_invalid_toml_names_the_file(toml: Path) -> None:
+    write(toml, "port = = 80\n")
+    with pytest.raises(ConfigError, match="is not valid TOML") as caught:
+        load_config(toml, environ={})
+    assert str(toml) in str(caught.value)
+
+
+def test_a_missing_file_is_an_error(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.toml"
+    with pytest.raises(ConfigError, match="cannot read") as caught:
+        load_config(missing, environ={})
+    assert str(missing) in str(caught.value)
+
+
+def test_an_unknown_override_is_an_error(toml: Path) -> None:
+    with pytest.raises(ConfigError, match="unknown configuration key 'colour'"):
+        load_config(toml, environ={}, overrides={"colour": "blue"})
+    with pytest.raises(ConfigError, match="unknown configuration key 'games'"):
+        load_config(toml, environ={}, overrides={"games": "x"})
+
+
+def test_config_error_is_a_value_error() -> None:
+    assert issubclass(ConfigError, ValueError)
+
+
+def test_an_infinite_connect_timeout_is_refused(toml: Path) -> None:
+    with pytest.raises(ConfigError, match="connect_timeout"):
+        load_config(toml, environ={"MERKNERA_CONNECT_TIMEOUT": "inf"})
