@@ -229,8 +229,10 @@ class BotClient:
 
     async def _read_capped(self, response: aiohttp.ClientResponse) -> bytes:
         cap = self._config.max_reply_bytes
-        if response.content_length is not None and response.content_length > cap:
-            raise _ReplyTooLargeError
+        if response.content_length is not None:
+            if response.content_length > cap:
+                raise _ReplyTooLargeError
+            return await response.read()  # aiohttp reads no more than the length declared
         chunks: list[bytes] = []
         size = 0
         while True:

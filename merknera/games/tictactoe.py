@@ -34,6 +34,8 @@ LINES: tuple[tuple[int, int, int], ...] = (
     (0, 3, 6), (1, 4, 7), (2, 5, 8),  # columns
     (0, 4, 8), (2, 4, 6),             # diagonals
 )
+_LINES_THROUGH: tuple[tuple[tuple[int, int, int], ...], ...] = tuple(
+    tuple(line for line in LINES if cell in line) for cell in range(9))
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,20 @@ class Board:
                 raise ValueError(f"impossible board: play went on after a line in {cells!r}")
         object.__setattr__(self, "filled", crosses + noughts)
         object.__setattr__(self, "line", lines[0] if lines else None)
+
+    def play(self, position: int, mark: str) -> Board:
+        """The board after ``mark`` is played on an empty ``position`` of a board in play.
+
+        The caller (the rules) has checked the move; this skips re-validating the board.
+        """
+        cells = (*self.cells[:position], mark, *self.cells[position + 1:])
+        board = object.__new__(Board)
+        object.__setattr__(board, "cells", cells)
+        object.__setattr__(board, "filled", self.filled + 1)
+        object.__setattr__(board, "line", next(
+            (line for line in _LINES_THROUGH[position]
+             if cells[line[0]] == cells[line[1]] == cells[line[2]]), None))
+        return board
 
     def winning_line(self) -> tuple[int, int, int] | None:
         """The first completed line, if any."""
@@ -135,9 +151,7 @@ class TicTacToe(Game[Board, int]):
             raise IllegalMoveError(
                 f"position {move} is already taken by {state.cells[move]}"
             )
-        cells = list(state.cells)
-        cells[move] = MARKS[seat]
-        return Board(tuple(cells))
+        return state.play(move, MARKS[seat])
 
     def outcome(self, state: Board) -> Outcome | None:
         line = state.line

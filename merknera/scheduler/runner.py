@@ -121,6 +121,8 @@ class _Play:
     moved: set[Seat] = field(default_factory=set)
     forfeit: Outcome | None = None
     bots: list[Bot] = field(default_factory=list)
+    last_write: asyncio.Future[bool] | None = None
+    """The move-log write queued last, not yet checked."""
     """The seated bots as stored when the runner started (the presence has fresher data)."""
 
     @property
@@ -160,7 +162,12 @@ class GameRunner:
         record = await games.load(arena.db, self._game_id)
         if record is None or record.status is GameStatus.FINISHED:
             return
-        known = await bots.get_many(arena.db, [seat.bot_id for seat in record.seats])
+        # The presence knows every current bot; the store is asked only for the others.
+        known = {seat.bot_id: bot for seat in record.seats
+                 if (bot := arena.presence.bot(seat.bot_id)) is not None}
+        missing = [seat.bot_id for seat in record.seats if seat.bot_id not in known]
+        if missing:
+            known.update(await bots.get_many(arena.db, missing))
         seated: list[Bot] = []
         for seat in record.seats:
             if seat.bot_id not in known:
@@ -349,16 +356,33 @@ class GameRunner:
     async def _store(self, play: _Play, seat: Seat, *, move: JSON = None,
                      fault: FaultKind | None = None, detail: str | None = None,
                      reply: CallResult | None = None) -> bool:
+        """Queue a call for the move log; False if the game turned out to be finished.
+
+        The write is not awaited: the next call to a bot overlaps its commit, and the next
+        store (or the finish) checks it.  Writes commit in order, so a crash loses at most
+        the newest move, which a resumed game simply asks for again.
+        """
+        if not await self._written(play):
+            return False
         play.seq += 1
         if play.seq > play.game.max_moves + play.seats * play.rules.max_strikes + 1:
             raise RuntimeError(f"game {self._game_id} exceeded its move bound")
-        return await games.record_move(
+        play.last_write = games.record_move(
             self._arena.db, self._game_id, play.seq, seat, move=move,
             fault=None if fault is None else fault.value, fault_detail=detail,
             request=None if reply is None else reply.request.decode("utf-8"),
             reply=None if reply is None or reply.reply is None
             else reply.reply.decode("utf-8", errors="replace"),
             latency_ms=None if reply is None else round(reply.latency * 1000, 3))
+        return True
+
+    @staticmethod
+    async def _written(play: _Play) -> bool:
+        """Whether the last queued write went in (False: the game had been finished)."""
+        if play.last_write is None:
+            return True
+        written, play.last_write = await play.last_write, None
+        return written
 
     # -- the end ------------------------------------------------------------------------------
 
@@ -381,6 +405,8 @@ class GameRunner:
 
     async def _finish(self, play: _Play, outcome: Outcome) -> None:
         arena, game = self._arena, play.game
+        if not await self._written(play):
+            return
         seats = [self._bot(play, seat) for seat in range(play.seats)]
         results = [outcome.result_for(seat) for seat in range(play.seats)]
         log_lines = []

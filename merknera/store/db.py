@@ -68,8 +68,8 @@ class Database:
 
     * :meth:`transaction` runs a short synchronous function on the writer's thread inside a
       write transaction.  Calls made at about the same time share one transaction (group
-      commit), each inside a savepoint of its own, so one failing call changes nothing and
-      does not disturb the others.  This is the path of every move.
+      commit); one failing call changes nothing and does not disturb the others.  This is
+      the path of every move.
     * :meth:`write` is an async ``BEGIN IMMEDIATE`` transaction for multi-step work that
       must read and write in between (registration).
     * :meth:`read` runs a synchronous function on the reader's thread; :meth:`fetchall`,
@@ -122,11 +122,19 @@ class Database:
         ``work`` must be quick and must not block on anything but SQLite.  Its exception,
         if any, is raised here, and its writes are rolled back.
         """
+        return await self.submit(work)
+
+    def submit(self, work: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
+        """Queue ``work`` like :meth:`transaction` and return its future at once.
+
+        Works run in the order they were submitted, so a caller may submit its next write
+        before the previous one has committed.
+        """
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._pending.append((work, future))
         if self._flusher is None:
             self._flusher = asyncio.create_task(self._flush(), name="store-writer")
-        return await future
+        return future
 
     async def _flush(self) -> None:
         try:
@@ -208,27 +216,40 @@ async def _in_thread(conn: aiosqlite.Connection, work: Callable[..., T], *args: 
 
 def _run_batch(conn: sqlite3.Connection,
                works: list[Callable[[sqlite3.Connection], Any]]) -> list[tuple[bool, Any]]:
-    """One transaction for a batch of works, each in a savepoint (runs on the writer thread)."""
-    outcomes: list[tuple[bool, Any]] = []
+    """One transaction for a batch of works (runs on the writer's thread).
+
+    The common case, every work succeeding, costs one BEGIN and one COMMIT for the batch.
+    If a work raises, the batch is rolled back and each work runs again in a transaction
+    of its own, so that one failure changes nothing and disturbs no other work.
+    """
     try:
         conn.execute("BEGIN IMMEDIATE")
-        for work in works:
-            conn.execute("SAVEPOINT work")
-            try:
-                outcomes.append((True, work(conn)))
-            except Exception as exc:
-                conn.execute("ROLLBACK TO work")
-                outcomes.append((False, exc))
-            conn.execute("RELEASE work")
+        results = [work(conn) for work in works]
+        conn.execute("COMMIT")
+        return [(True, result) for result in results]
+    except Exception:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+    if len(works) == 1:
+        return [_run_alone(conn, works[0])]
+    return [_run_alone(conn, work) for work in works]
+
+
+def _run_alone(conn: sqlite3.Connection,
+               work: Callable[[sqlite3.Connection], Any]) -> tuple[bool, Any]:
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        result = work(conn)
         conn.execute("COMMIT")
     except sqlite3.Error as exc:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
-        failure = StoreError(f"a write transaction failed: {exc}")
-        return [(False, failure)] * len(works)
-    return outcomes
-
-
+        return False, StoreError(f"a write transaction failed: {exc}")
+    except Exception as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        return False, exc
+    return True, result
 async def _migrate(conn: aiosqlite.Connection, path: str) -> None:
     version = int((await (await conn.execute("PRAGMA user_version")).fetchone() or [0])[0])
     known = migrations()

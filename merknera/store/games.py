@@ -6,6 +6,7 @@ Writes here are conditional on the game not being finished, so a runner that los
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import json
 import sqlite3
@@ -136,17 +137,18 @@ async def mark_running(db: Database, game_id: int, ready_seats: Sequence[int] = 
     await db.transaction(work)
 
 
-async def record_move(db: Database, game_id: int, seq: int, seat: int, *, move: JSON = None,
-                      fault: str | None = None, fault_detail: str | None = None,
-                      request: str | None = None, reply: str | None = None,
-                      latency_ms: float | None = None) -> bool:
-    """Append one call to the move log, unless the game has finished meanwhile.
+def record_move(db: Database, game_id: int, seq: int, seat: int, *, move: JSON = None,
+                fault: str | None = None, fault_detail: str | None = None,
+                request: str | None = None, reply: str | None = None,
+                latency_ms: float | None = None) -> asyncio.Future[bool]:
+    """Queue one call for the move log, unless the game has finished by then.
 
-    Returns False when the game was already finished (and nothing was written).
+    The future says whether it was written (False: the game was already finished).  Writes
+    are applied in the order they are queued.
     """
     values = (game_id, seq, seat, None if fault is not None else json.dumps(move),
               request, reply, latency_ms, fault, fault_detail, now(), game_id)
-    return await db.transaction(lambda conn: conn.execute(
+    return db.submit(lambda conn: conn.execute(
         "INSERT INTO moves (game_id, seq, seat, move, request, reply, latency_ms, fault, "
         "fault_detail, created_at) "
         "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS "
