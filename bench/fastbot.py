@@ -12,6 +12,8 @@ import sys
 
 from aiohttp import web
 
+from merknera.server import bind
+
 
 async def handle(request: web.Request) -> web.Response:
     call = json.loads(await request.read())
@@ -32,11 +34,9 @@ async def main(count: int) -> None:
         app.router.add_post("/rpc", handle)
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        server = site._server  # noqa: SLF001 (the only way to learn an ephemeral port)
-        assert server is not None and server.sockets
-        ports.append(server.sockets[0].getsockname()[1])
+        sock = bind("127.0.0.1", 0)
+        await web.SockSite(runner, sock).start()
+        ports.append(sock.getsockname()[1])
         runners.append(runner)
     print(" ".join(map(str, ports)), flush=True)
     await asyncio.Event().wait()
