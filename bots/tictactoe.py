@@ -19,7 +19,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bots.kit import Bot, InvalidParamsError, make_parser, run_bot
+from bots.kit import Bot, InvalidParamsError
+from bots.launcher import make_parser, run_bot
 
 GAME = "TICTACTOE"
 PREFIX = "TicTacToe"
@@ -138,7 +139,7 @@ def make_bot(strategy: str, *, delay: float = 0.0, seed: int | None = None) -> B
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: ``--strategy random|perfect [--delay SECONDS] [--seed N]`` plus the
-    kit's common options (see :func:`bots.kit.make_parser`)."""
+    kit's common options (see :func:`bots.launcher.make_parser`)."""
     parser = make_parser("A reference tic-tac-toe bot for the Merknera platform.")
     parser.add_argument("--strategy", choices=("random", "perfect"), default="random")
     parser.add_argument("--delay", type=float, default=0.0, metavar="SECONDS",

@@ -1,4 +1,4 @@
-"""bots.kit.register() against a tiny aiohttp server playing the platform."""
+"""bots.launcher.register() against a tiny aiohttp server playing the platform."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from pytest_aiohttp import AiohttpServer
 
-from bots.kit import RegisterResult, RegistrationError, platform_rpc_url, register
+from bots.launcher import RegisterResult, RegistrationError, platform_rpc_url, register
 
 GREETING = "Hello, tester (version: 1.0.0), good luck with Tic-Tac-Toe!"
 SECRET = "ab" * 32

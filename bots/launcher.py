@@ -1,0 +1,238 @@
+"""Registering a bot with the platform and running it from the command line.
+
+:func:`register` calls ``RegistrationService.Register`` (retrying while the platform is not
+up yet); :func:`run_bot` parses the common command line, starts the bot's HTTP server,
+registers it and serves until SIGINT or SIGTERM.  Like :mod:`bots.kit` it imports nothing
+from ``merknera``: copy both files next to your bot if you like.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import jsonrpcclient
+from aiohttp import web
+
+from bots.kit import Bot
+
+__all__ = ["RegisterResult", "RegistrationError", "make_parser", "platform_rpc_url",
+           "register", "run_bot"]
+
+logger = logging.getLogger(__name__)
+
+
+# --- registration -----------------------------------------------------------------------
+
+
+class RegistrationError(Exception):
+    """Registration failed; the message says why (the platform's own words where it sent any)."""
+
+
+@dataclass(frozen=True)
+class RegisterResult:
+    """The platform's answer to ``RegistrationService.Register``."""
+
+    message: str
+    """The greeting, e.g. ``Hello, <name> (version: <version>), good luck with Tic-Tac-Toe!``."""
+    secret: str | None
+    """The key of the platform's call signatures (None from a platform that sends none)."""
+
+
+def platform_rpc_url(platform_url: str) -> str:
+    """The platform's JSON-RPC URL: ``platform_url`` + ``/rpc`` unless it ends so already."""
+    url = platform_url.rstrip("/")
+    return url if url.endswith("/rpc") else url + "/rpc"
+
+
+async def register(
+    platform_url: str,
+    *,
+    token: str,
+    botname: str,
+    botversion: str,
+    game: str,
+    rpcendpoint: str,
+    programminglanguage: str = "Python",
+    website: str = "",
+    description: str = "",
+    retry_for: float = 10.0,
+) -> RegisterResult:
+    """Call ``RegistrationService.Register`` on the platform at ``platform_url``.
+
+    A platform that refuses connections is retried with back-off for up to ``retry_for``
+    seconds, since bots and the platform are often started together.
+
+    :raises RegistrationError: on an error reply (with the platform's message), a malformed
+        reply, or a platform that cannot be reached.
+    """
+    url = platform_rpc_url(platform_url)
+    params = {
+        "token": token, "botname": botname, "botversion": botversion, "game": game,
+        "rpcendpoint": rpcendpoint, "programminglanguage": programminglanguage,
+        "website": website, "description": description,
+    }
+    call = jsonrpcclient.request("RegistrationService.Register", params=params)
+    timeout = aiohttp.ClientTimeout(total=30)
+    async with aiohttp.ClientSession(timeout=timeout) as session:
+        status, body = await _post_with_retry(session, url, call, retry_for)
+    return _read_register_reply(url, status, body, call["id"])
+
+
+async def _post_with_retry(session: aiohttp.ClientSession, url: str, call: dict[str, Any],
+                           retry_for: float) -> tuple[int, bytes]:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + retry_for
+    pause = 0.1
+    while True:
+        try:
+            async with session.post(url, json=call) as response:
+                return response.status, await response.read()
+        except aiohttp.ClientConnectorError as exc:
+            left = deadline - loop.time()
+            if left <= 0:
+                raise RegistrationError(f"cannot reach the platform at {url}: {exc}") from exc
+            logger.info("platform at %s not reachable yet (%s); retrying", url, exc)
+            await asyncio.sleep(min(pause, left))
+            pause = min(pause * 2, 1.0)
+        # A read timeout is also a ClientError subclass in aiohttp; either way we give up.
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            raise RegistrationError(f"registration call to {url} failed: {exc!r}") from exc
+
+
+def _read_register_reply(url: str, status: int, body: bytes, call_id: Any) -> RegisterResult:
+    snippet = body[:200].decode("utf-8", errors="replace")
+    malformed = f"malformed reply from {url} (HTTP {status}): {snippet!r}"
+    try:
+        reply = json.loads(body)
+    except (ValueError, RecursionError):
+        raise RegistrationError(malformed) from None
+    if not isinstance(reply, dict):
+        raise RegistrationError(malformed)
+    error = reply.get("error")
+    # The 1.0 dialect's failure is {"result": null, "error": "<message>"}: jsonrpcclient.parse
+    # would see "result" and call it a success (or raise TypeError on the string), so the
+    # error member is read first.
+    if isinstance(error, str):
+        raise RegistrationError(error)
+    if error is not None:
+        reply = {k: v for k, v in reply.items() if k != "result"}
+    # parse() raises KeyError/TypeError on a reply missing "id", "result" or "error", or with
+    # an error that is not {"code", "message"}.
+    try:
+        response = jsonrpcclient.parse(reply)
+    except (KeyError, TypeError):
+        raise RegistrationError(malformed) from None
+    if isinstance(response, jsonrpcclient.Error):
+        data = f": {response.data}" if response.data not in (None, "") else ""
+        raise RegistrationError(f"{response.message}{data}")
+    if not isinstance(response, jsonrpcclient.Ok):
+        raise RegistrationError(malformed)
+    # parse() does not compare ids; a reply to some other call is no answer to ours.
+    if response.id != call_id:
+        raise RegistrationError(f"reply from {url} has id {response.id!r}, expected {call_id!r}")
+    result = response.result
+    if not isinstance(result, dict) or not isinstance(result.get("message"), str):
+        raise RegistrationError(malformed)
+    secret = result.get("secret")
+    if secret is not None and (not isinstance(secret, str) or not secret):
+        raise RegistrationError(malformed)
+    return RegisterResult(message=result["message"], secret=secret)
+
+
+# --- the command line -------------------------------------------------------------------
+
+
+def make_parser(description: str) -> argparse.ArgumentParser:
+    """An argument parser with the options every bot has; add the bot's own to it.
+
+    ``--platform URL`` (default http://127.0.0.1:8080), ``--token TOKEN``, ``--host HOST``
+    (default 127.0.0.1), ``--port PORT`` (0 picks a free one), ``--name NAME``,
+    ``--version VERSION`` (default 1.0.0) and ``--no-register`` (serve only).
+    """
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--platform", default="http://127.0.0.1:8080", metavar="URL",
+                        help="the platform's base URL (its JSON-RPC endpoint is URL/rpc)")
+    parser.add_argument("--token", default="", help="your API token on the platform")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on; also the host in the registered endpoint")
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (0: any free)")
+    parser.add_argument("--name", default=None, help="the bot's name on the platform")
+    parser.add_argument("--version", default="1.0.0", help="the bot's version")
+    parser.add_argument("--no-register", action="store_true",
+                        help="serve only; do not register with the platform")
+    return parser
+
+
+def run_bot(bot: Bot, args: argparse.Namespace, *, game: str, default_name: str,
+            description: str = "", website: str = "") -> int:
+    """Serve ``bot``, register it as a player of ``game`` and serve until SIGINT/SIGTERM.
+
+    ``args`` come from a :func:`make_parser` parser. Once the bot is registered (or
+    listening, with ``--no-register``) one line ``READY <port> <name>`` goes to stdout.
+    Returns the exit code: 0 after a signal, 2 when registration fails.
+    """
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    name: str = args.name or default_name
+    if not args.no_register and not args.token:
+        print("--token is required unless --no-register is given", file=sys.stderr)
+        return 2
+    return asyncio.run(_serve(bot, args, game=game, name=name, description=description,
+                              website=website))
+
+
+def _endpoint(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}/rpc" if ":" in host else f"http://{host}:{port}/rpc"
+
+
+async def _serve(bot: Bot, args: argparse.Namespace, *, game: str, name: str,
+                 description: str, website: str) -> int:
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    signals = (signal.SIGINT, signal.SIGTERM)
+    for signum in signals:
+        loop.add_signal_handler(signum, stop.set)
+    runner = web.AppRunner(bot.make_app(), access_log=None)
+    await runner.setup()
+    try:
+        # Listen first, register second: the platform pings a bot and may start its games as
+        # soon as it is registered (Merknera's own bot registered first and lost those pings).
+        await web.TCPSite(runner, args.host, args.port).start()
+        port = int(runner.addresses[0][1])
+        if not args.no_register:
+            registering = asyncio.create_task(register(
+                args.platform, token=args.token, botname=name, botversion=args.version,
+                game=game, rpcendpoint=_endpoint(args.host, port), website=website,
+                description=description))
+            stopping = asyncio.create_task(stop.wait())
+            await asyncio.wait({registering, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            stopping.cancel()
+            if not registering.done():  # a signal while still trying to reach the platform
+                registering.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await registering
+                return 0
+            try:
+                result = registering.result()
+            except RegistrationError as exc:
+                print(f"registration failed: {exc}", file=sys.stderr)
+                return 2
+            bot.secret = result.secret
+            logger.info("%s", result.message)
+        print(f"READY {port} {name}", flush=True)
+        await stop.wait()
+        logger.info("stopping")
+        return 0
+    finally:
+        await runner.cleanup()
+        for signum in signals:
+            loop.remove_signal_handler(signum)
