@@ -7,10 +7,11 @@ import re
 from typing import Any
 
 import pytest
+from pytest_aiohttp import AiohttpServer
 
 from merknera.protocol import jsonrpc
 from merknera.store import users
-from tests.support import Arena
+from tests.support import Arena, ScriptedBot
 
 # An endpoint on loopback where nothing listens: registration does not call the bot.
 NOWHERE = "http://127.0.0.1:9/rpc"
@@ -44,9 +45,16 @@ async def test_register_in_merknera_dialect_with_mixed_case_keys(arena: Arena) -
     assert reply["result"]["message"] == "Hello, Gopher (version: 1), good luck with Tic-Tac-Toe!"
 
 
-async def test_same_version_again_updates_and_schedules_nothing(arena: Arena) -> None:
+async def reachable(aiohttp_server: AiohttpServer) -> str:
+    """The endpoint of a real, well-behaved bot (it stays online)."""
+    server = await aiohttp_server(ScriptedBot().app())
+    return str(server.make_url("/rpc"))
+
+
+async def test_same_version_again_updates_and_schedules_nothing(
+        arena: Arena, aiohttp_server: AiohttpServer) -> None:
     first = await arena.register("Botty", NOWHERE)
-    await arena.register("Other", "http://127.0.0.1:10/rpc")
+    await arena.register("Other", await reachable(aiohttp_server))
     before = await arena.counts()
     again = await arena.register("Botty", "http://127.0.0.1:11/rpc")
     result, first_result = again["result"], first["result"]
@@ -61,9 +69,12 @@ async def test_same_version_again_updates_and_schedules_nothing(arena: Arena) ->
     assert endpoint == "http://127.0.0.1:11/rpc"
 
 
-async def test_new_version_supersedes_the_old_and_its_unfinished_games(arena: Arena) -> None:
+async def test_new_version_supersedes_the_old_and_its_unfinished_games(
+        arena: Arena, aiohttp_server: AiohttpServer) -> None:
+    # Botty cannot be reached, so its games wait for it (within the grace period) while
+    # Other stays online.
     await arena.register("Botty", NOWHERE, version="1")
-    await arena.register("Other", "http://127.0.0.1:10/rpc")
+    await arena.register("Other", await reachable(aiohttp_server))
     reply = await arena.register("Botty", NOWHERE, version="2")
     result = reply["result"]
     assert isinstance(result, dict)
@@ -88,9 +99,10 @@ async def test_new_version_supersedes_the_old_and_its_unfinished_games(arena: Ar
     assert "superseded" in str(again["error"])
 
 
-async def test_round_robin_seats_each_pair_both_ways(arena: Arena) -> None:
+async def test_round_robin_seats_each_pair_both_ways(arena: Arena,
+                                                     aiohttp_server: AiohttpServer) -> None:
     for name in ("A", "B", "C"):
-        await arena.register(name, NOWHERE)
+        await arena.register(name, await reachable(aiohttp_server))
     db = arena.platform.db
     seatings = []
     for game_id in [row["id"] for row in await db.fetchall("SELECT id FROM games ORDER BY id")]:
