@@ -7,6 +7,7 @@ STAMP  := $(VENV)/.installed
 .PHONY: run test lint bench clean
 
 $(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Merknera needs Python 3.11 or newer; set PYTHON=python3.11")'
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'

@@ -74,11 +74,11 @@ async def platform_rate(config: Config, urls: list[str],
                 "SELECT id FROM bots WHERE name = ?", (f"fast{number}",)))
         await platform.scheduler.wait_idle()  # the registration round robin
         moves_before = await platform.db.fetchval("SELECT COUNT(*) FROM moves")
-        async with platform.db.write() as conn:
-            created = [await games.create(conn, "TICTACTOE", secrets.randbits(63),
-                                          [bot_ids[i % len(bot_ids)],
-                                           bot_ids[(i + 1) % len(bot_ids)]])
-                       for i in range(game_count)]
+        seatings = [[bot_ids[i % len(bot_ids)], bot_ids[(i + 1) % len(bot_ids)]]
+                    for i in range(game_count)]
+        created = await platform.db.transaction(lambda conn: [
+            games.create(conn, "TICTACTOE", secrets.randbits(63), seating)
+            for seating in seatings])
         started, cpu = time.perf_counter(), time.process_time()
         platform.scheduler.submit(created)
         await platform.scheduler.wait_idle()

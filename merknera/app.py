@@ -65,7 +65,8 @@ class Platform:
         await self._client.start()
         presence = Presence(self.config, self._db, self._client, self.events)
         arena = Arena(self.config, self._db, self._client, presence, self.events,
-                      Notifier(self._client), asyncio.Semaphore(self.config.concurrency))
+                      Notifier(self._client, self.config.notify_timeout),
+                      asyncio.Semaphore(self.config.concurrency))
         self._scheduler = Scheduler(arena)
         self._registrar = Registrar(self._scheduler)
         self._rpc = RpcService(self._registrar)
@@ -74,14 +75,21 @@ class Platform:
 
     async def stop(self) -> None:
         """Stop the games (they resume at the next start), the pinger, the client, the store."""
-        if self._scheduler is not None:
-            await self._scheduler.stop()
-            await self._scheduler.arena.presence.stop()
-        if self._client is not None:
-            await self._client.close()
-        if self._db is not None:
-            await self._db.close()
+        scheduler, client, db = self._scheduler, self._client, self._db
         self._scheduler = self._client = self._db = None
+        try:
+            if scheduler is not None:
+                try:
+                    await scheduler.stop()
+                finally:
+                    await scheduler.arena.presence.stop()
+        finally:
+            try:
+                if client is not None:
+                    await client.close()
+            finally:
+                if db is not None:
+                    await db.close()
 
 
 PLATFORM_KEY = web.AppKey("platform", Platform)

@@ -193,7 +193,14 @@ class BotClient:
                                               + max(0.0, deadline - time.monotonic())):
                     async with self._session.post(endpoint, data=body, headers=headers,
                                                   allow_redirects=False) as response:
-                        reply = await self._read_capped(response)
+                        try:
+                            reply = await self._read_capped(response)
+                        except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError,
+                                aiohttp.ClientOSError) as exc:
+                            # The bot answered, then its reply broke off: a bad reply from
+                            # a reachable bot, not a bot that cannot be reached.
+                            return self._fault(body, started, FaultKind.MALFORMED_REPLY,
+                                               f"the reply broke off: {exc}")
                         return CallResult(request=body, reply=reply, status=response.status,
                                           latency=time.perf_counter() - started)
             except _ReplyTooLargeError:
@@ -211,10 +218,9 @@ class BotClient:
             except aiohttp.ClientConnectorError as exc:
                 return self._fault(body, started, FaultKind.UNREACHABLE,
                                    f"cannot connect to {endpoint}: {exc.os_error or exc}")
-            except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError,
-                    aiohttp.ClientPayloadError) as exc:
-                # The reply was lost in transit (often a kept-alive connection the bot had
-                # just closed): the same request once more, if time is left.
+            except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+                # The connection dropped before any reply (often a kept-alive connection the
+                # bot had just closed): the same request once more, if time is left.
                 if attempt + 1 < attempts and deadline - time.monotonic() > 0.05:
                     continue
                 return self._fault(body, started, FaultKind.UNREACHABLE,

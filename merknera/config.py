@@ -6,8 +6,9 @@ Every key of :class:`Config` can be set in three places, later ones winning:
 2. the environment, as ``MERKNERA_<KEY>`` (``MERKNERA_MOVE_TIMEOUT=2.5``);
 3. the command line, as ``--<key>`` (``--move-timeout 2.5`` or ``--move_timeout 2.5``).
 
-Per-game rules can be set in TOML tables ``[games.<MNEMONIC>]`` with the keys of
-:class:`GameRules`.
+Per-game rules (the keys of :class:`GameRules`) are set in TOML tables
+``[games.<MNEMONIC>]``, in the environment as ``MERKNERA_GAMES="TICTACTOE.move_timeout=5,..."``
+and on the command line as ``--games TICTACTOE.move_timeout=5`` (repeatable).
 """
 
 from __future__ import annotations
@@ -171,6 +172,8 @@ def _validate(config: Config) -> Config:
     need(config.max_strikes >= 1, "max_strikes", "must be at least 1")
     need(config.max_reply_bytes >= 1024, "max_reply_bytes", "must be at least 1024")
     need(bool(config.db), "db", "must name a file")
+    need(config.log_level.upper() in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
+         "log_level", "must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL")
     need(config.public_url == "" or config.public_url.startswith(("http://", "https://")),
          "public_url", "must start with http:// or https://")
     for net in config.allowed_networks:
@@ -247,14 +250,49 @@ def load_config(
         if raw_env is not None:
             values[key] = _coerce(key, raw_env, f"${ENV_PREFIX}{key.upper()}")
     for key, raw in (overrides or {}).items():
-        if raw is None:
+        if raw is None or key == "games":
             continue
         if key not in OVERRIDABLE:
             raise ConfigError(f"unknown configuration key {key!r}")
         values[key] = _coerce(key, raw, f"--{key.replace('_', '-')}")
+    table: dict[str, Any] = {}
     if games_table is not None:
-        values["games"] = _game_rules(games_table, values, str(source_path))
+        if not isinstance(games_table, dict):
+            raise ConfigError(f"[games] in {source_path} must be a table of tables")
+        table = {name: dict(rules) if isinstance(rules, dict) else rules
+                 for name, rules in games_table.items()}
+    for source, assignments in ((f"${ENV_PREFIX}GAMES", env.get(ENV_PREFIX + "GAMES")),
+                                ("--games", (overrides or {}).get("games"))):
+        for mnemonic, key, raw in _game_assignments(assignments, source):
+            rules = table.setdefault(mnemonic, {})
+            if not isinstance(rules, dict):
+                raise ConfigError(f"[games.{mnemonic}] must be a table")
+            rules[key] = raw
+    if table:
+        values["games"] = _game_rules(table, values, str(source_path or "the overrides"))
     return _validate(Config(**values))
+
+
+def _game_assignments(raw: object, source: str) -> list[tuple[str, str, str]]:
+    """``MNEMONIC.key=value`` assignments, comma-separated or as a list (per-game rules
+    from the environment or the command line)."""
+    if raw is None:
+        return []
+    items = raw.split(",") if isinstance(raw, str) else raw
+    if not isinstance(items, list | tuple):
+        raise ConfigError(f"{source}: expected MNEMONIC.key=value assignments")
+    found = []
+    for item in items:
+        text = str(item).strip()
+        if not text:
+            continue
+        target, equals, value = text.partition("=")
+        mnemonic, dot, key = target.strip().partition(".")
+        if not (equals and dot and mnemonic and key):
+            raise ConfigError(f"{source}: {text!r} is not MNEMONIC.key=value "
+                              "(e.g. TICTACTOE.move_timeout=5)")
+        found.append((mnemonic, key.strip(), value.strip()))
+    return found
 
 
 def add_config_arguments(parser: Any, keys: Sequence[str] = OVERRIDABLE) -> None:
@@ -266,8 +304,14 @@ def add_config_arguments(parser: Any, keys: Sequence[str] = OVERRIDABLE) -> None
         flags = [dashed] if "_" not in key else [dashed, "--" + key]
         parser.add_argument(*flags, dest=key, default=None, metavar=key.upper(),
                             help=f"override the configuration key {key}")
+    if "move_timeout" in keys:
+        parser.add_argument("--games", action="append", default=None,
+                            metavar="MNEMONIC.KEY=VALUE",
+                            help="a per-game rule, e.g. TICTACTOE.move_timeout=5 (repeatable)")
 
 
 def overrides_from_args(args: Any) -> dict[str, object]:
     """The ``--<key>`` values given on the command line."""
-    return {key: getattr(args, key, None) for key in OVERRIDABLE}
+    found = {key: getattr(args, key, None) for key in OVERRIDABLE}
+    found["games"] = getattr(args, "games", None)
+    return found

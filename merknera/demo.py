@@ -56,7 +56,10 @@ async def _start_bot(bot: DemoBot, base_url: str, token: str, version: str,
     return await asyncio.create_subprocess_exec(
         sys.executable, "-m", bot.module, "--strategy", bot.strategy, "--platform", base_url,
         "--token", token, "--port", "0", "--name", bot.name, "--version", version,
-        stdout=asyncio.subprocess.DEVNULL, stdin=asyncio.subprocess.DEVNULL, stderr=log_file)
+        stdout=asyncio.subprocess.DEVNULL, stdin=asyncio.subprocess.DEVNULL, stderr=log_file,
+        # Their own session: Ctrl-C in the terminal reaches the demo only, which stops the
+        # games before the bots (else games under way would end as forfeits).
+        start_new_session=True)
 
 
 async def _stop_bots(processes: Sequence[asyncio.subprocess.Process]) -> None:
@@ -90,7 +93,7 @@ def _table(game: str, rows: list[dict[str, object]]) -> str:
              f"{'score':>7}"]
     for row in rows:
         lines.append(f"  {row['rank']:>3} {row['name']!s:<20} {row['played']:>4} {row['won']:>4} "
-                     f"{row['drawn']:>4} {row['lost']:>4} {row['score']!s:>6}%")
+                     f"{row['drawn']:>4} {row['lost']:>4} {row['score']:>6.1f}%")
     return "\n".join(lines)
 
 
@@ -120,7 +123,8 @@ async def run_demo(config: Config) -> int:
                     with contextlib.suppress(asyncio.CancelledError):
                         await printer
             finally:
-                print("\nstopping the bots and the platform...", flush=True)
+                print("\nstopping the games, the bots and the platform...", flush=True)
+                await platform.scheduler.stop()
                 await _stop_bots(processes)
     print("stopped", flush=True)
     return 0

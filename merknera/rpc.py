@@ -46,13 +46,19 @@ class RpcService:
         """The aiohttp handler of ``POST /rpc``."""
         if request.content_length is not None and request.content_length > MAX_REQUEST_BYTES:
             return _too_large()
+        chunks: list[bytes] = []
+        size = 0
         try:
-            body = await request.content.read(MAX_REQUEST_BYTES + 1)
+            # read() returns what has arrived so far, not the whole body: read to the end.
+            while chunk := await request.content.read(MAX_REQUEST_BYTES + 1 - size):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > MAX_REQUEST_BYTES:
+                    return _too_large()
         except (OSError, ValueError) as exc:
             log.info("could not read an /rpc request: %s", exc)
             return web.Response(status=400, text="cannot read the request body")
-        if len(body) > MAX_REQUEST_BYTES:
-            return _too_large()
+        body = b"".join(chunks)
         try:
             call = jsonrpc.parse_request(body)
         except jsonrpc.RequestError as exc:
@@ -72,7 +78,8 @@ class RpcService:
         else:
             reply = jsonrpc.success_reply(call.dialect, call.id, result)
         if call.is_notification:
-            return web.Response(status=204)
+            # Merknera's server wrote nothing for a notification: an empty HTTP 200.
+            return web.Response(status=200)
         return _reply(reply)
 
 

@@ -43,10 +43,11 @@ async def running(config: Config) -> AsyncIterator[tuple[Config, Platform]]:
     sock = bind(config.host, config.port)
     config = dataclasses.replace(config, port=sock.getsockname()[1])
     platform = Platform(config)
-    runner = web.AppRunner(build_app(config, platform), access_log=None, handle_signals=False)
+    runner = web.AppRunner(build_app(config, platform), access_log=None, handle_signals=False,
+                           shutdown_timeout=2.0)
     try:
         await runner.setup()
-        site = web.SockSite(runner, sock, shutdown_timeout=2.0)
+        site = web.SockSite(runner, sock)
         await site.start()
         yield config, platform
     finally:

@@ -81,6 +81,19 @@ async def play_first_empty(params: dict[str, Any], _id: Any) -> JSON:
 
 
 @dataclasses.dataclass
+class InFlight:
+    """Calls out at the same time, across bots."""
+
+    now: int = 0
+    most: int = 0
+
+    def enter(self) -> None:
+        """One more call is out."""
+        self.now += 1
+        self.most = max(self.most, self.now)
+
+
+@dataclasses.dataclass
 class ScriptedBot:
     """A real HTTP bot whose NextMove reply is scripted; it records every call it gets.
 
@@ -95,6 +108,8 @@ class ScriptedBot:
     in_flight: int = 0
     most_in_flight: int = 0
     """The most NextMove calls this bot was answering at the same time."""
+    shared: InFlight | None = None
+    """A counter shared by several bots, to see how many calls were out at once in all."""
 
     def app(self) -> web.Application:
         """The bot's aiohttp application (serve it with the aiohttp_server fixture)."""
@@ -118,10 +133,14 @@ class ScriptedBot:
         if method.endswith(".NextMove"):
             self.in_flight += 1
             self.most_in_flight = max(self.most_in_flight, self.in_flight)
+            if self.shared is not None:
+                self.shared.enter()
             try:
                 reply = await self.next_move(params, call_id)
             finally:
                 self.in_flight -= 1
+                if self.shared is not None:
+                    self.shared.now -= 1
             if isinstance(reply, web.StreamResponse):
                 return reply
             return web.json_response({"jsonrpc": "2.0", "result": reply, "id": call_id})

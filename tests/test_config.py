@@ -127,7 +127,7 @@ def test_command_line_options(toml: Path) -> None:
         "--allowed-networks", "10.0.0.0/8, 192.168.0.0/16", "--port", "0"])
     assert args.config_path == str(toml)
     overrides = overrides_from_args(args)
-    assert set(overrides) == set(OVERRIDABLE)
+    assert set(overrides) == {*OVERRIDABLE, "games"}
     config = load_config(args.config_path, environ={"MERKNERA_MOVE_TIMEOUT": "9"},
                          overrides=overrides)
     assert config.move_timeout == 2.5
@@ -300,8 +300,22 @@ def test_a_missing_file_is_an_error(tmp_path: Path) -> None:
 def test_an_unknown_override_is_an_error(toml: Path) -> None:
     with pytest.raises(ConfigError, match="unknown configuration key 'colour'"):
         load_config(toml, environ={}, overrides={"colour": "blue"})
-    with pytest.raises(ConfigError, match="unknown configuration key 'games'"):
+    with pytest.raises(ConfigError, match=r"is not MNEMONIC\.key=value"):
         load_config(toml, environ={}, overrides={"games": "x"})
+
+
+def test_per_game_rules_from_the_environment_and_the_command_line(toml: Path) -> None:
+    config = load_config(toml, environ={"MERKNERA_GAMES": "TICTACTOE.move_timeout=3"},
+                         overrides={"games": ["TICTACTOE.max_strikes=2"]})
+    assert config.rules_for("TICTACTOE").move_timeout == 3.0
+    assert config.rules_for("TICTACTOE").max_strikes == 2
+    with pytest.raises(ConfigError, match="unknown keys"):
+        load_config(toml, environ={"MERKNERA_GAMES": "TICTACTOE.colour=3"})
+
+
+def test_a_log_level_must_be_known(toml: Path) -> None:
+    with pytest.raises(ConfigError, match="log_level"):
+        load_config(toml, environ={"MERKNERA_LOG_LEVEL": "loud"})
 
 
 def test_config_error_is_a_value_error() -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -219,9 +221,26 @@ async def test_a_notification_gets_no_body(arena: Arena) -> None:
     response = await arena.client.post("/rpc", json={
         "jsonrpc": "2.0", "method": "RegistrationService.Register",
         "params": {"token": arena.token, **BASE, "game": "CHESS"}})
-    assert response.status == 204
+    assert response.status == 200
     assert await response.read() == b""
     assert await arena.counts() == before
+
+
+async def test_a_body_that_arrives_in_pieces_is_read_whole(arena: Arena) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "method": "RegistrationService.Register", "id": 7,
+                       "params": {"token": arena.token, **BASE,
+                                  "description": "x" * 1900}}).encode()
+
+    async def pieces() -> AsyncIterator[bytes]:
+        for start in range(0, len(body), 300):
+            yield body[start:start + 300]
+            await asyncio.sleep(0.01)
+
+    response = await arena.client.post("/rpc", data=pieces(),
+                                       headers={"Content-Type": "application/json"})
+    reply = await response.json()
+    assert reply["id"] == 7 and "error" not in reply, reply
+    assert reply["result"]["message"].startswith("Hello, Botty")
 
 
 async def test_only_post_and_bounded_bodies(arena: Arena) -> None:

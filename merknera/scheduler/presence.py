@@ -9,7 +9,6 @@ moment it answers (or its owner registers it again).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from dataclasses import dataclass, field
@@ -18,7 +17,7 @@ from merknera.botclient import BotClient
 from merknera.config import Config
 from merknera.events import BotStatusChanged, EventBus
 from merknera.store import Database, bots, logs
-from merknera.store.bots import Bot, BotStatus
+from merknera.store.bots import Bot
 
 log = logging.getLogger(__name__)
 
@@ -57,9 +56,14 @@ class Presence:
         self._loop_task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """Load the current bots and start the pinger, which pings each of them at once."""
+        """Load the current bots and start the pinger, which pings each of them at once.
+
+        Every bot starts offline: ONLINE in the store means "answered this process", so that
+        no game is scheduled against a bot that died with the previous one.
+        """
+        await bots.mark_all_offline(self._db)
         for bot in await bots.current(self._db):
-            self._bots[bot.id] = _Liveness(bot, recorded_online=bot.status is BotStatus.ONLINE)
+            self._bots[bot.id] = _Liveness(bot, recorded_online=False)
         self._loop_task = asyncio.create_task(self._loop(), name="pinger")
 
     async def stop(self) -> None:
@@ -70,11 +74,12 @@ class Presence:
             tasks.append(self._loop_task)
         for task in tasks:
             task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await asyncio.gather(*tasks, return_exceptions=True)
         self._loop_task = None
-        await self._flush_seen()
+        try:
+            await self._flush_seen()
+        except Exception:
+            log.exception("could not record when bots were last seen")
 
     # -- the directory --------------------------------------------------------------------
 
@@ -165,10 +170,15 @@ class Presence:
         entry = self._bots.get(bot_id)
         if entry is None:
             return False
+        pinged = entry.bot
         async with self._ping_slots:
-            reply = await self._client.ping(entry.bot.endpoint, entry.bot.secret)
+            reply = await self._client.ping(pinged.endpoint, pinged.secret)
         if self._bots.get(bot_id) is not entry:
             return False
+        if entry.bot is not pinged:
+            # It registered again (perhaps at a new endpoint) while this ping was out: the
+            # answer is about the old registration.
+            return entry.online.is_set()
         if reply.fault is None:
             self._heard(entry, why="it answered a ping")
             return True
@@ -217,7 +227,12 @@ class Presence:
                     self._start_ping(bot_id)
             if now - last_flush >= _FLUSH_SECONDS:
                 last_flush = now
-                await self._flush_seen()
+                try:
+                    await self._flush_seen()
+                except Exception:
+                    # The pinger must outlive a store hiccup, or offline bots would never
+                    # be pinged again.
+                    log.exception("could not record when bots were last seen")
             await asyncio.sleep(tick)
 
     async def _flush_seen(self) -> None:

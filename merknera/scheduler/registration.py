@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import re
 import secrets
+import sqlite3
 from dataclasses import dataclass
 
-import aiosqlite
-
 from merknera.endpoints import EndpointRefusedError, check_endpoint
-from merknera.games import JSONObject, UnknownGameError, get_game
+from merknera.games import AnyGame, JSONObject, Outcome, Termination, UnknownGameError, get_game
 from merknera.protocol import jsonrpc
 from merknera.protocol.signing import new_secret
 from merknera.scheduler.core import Scheduler
 from merknera.scheduler.roundrobin import registration_pairings
-from merknera.store import bots, games, logs, users
+from merknera.store import bots, games, logs, now, users
 from merknera.store.bots import Bot, BotMetadata, BotStatus
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -89,6 +88,17 @@ class RegistrationRequest:
         return cls(**values)
 
 
+@dataclass(frozen=True)
+class _Registered:
+    """What a registration's transaction did."""
+
+    bot: Bot
+    message: str
+    new_games: list[int]
+    superseded_games: list[int]
+    retired: list[int]
+
+
 class Registrar:
     """Registers bots and schedules their games."""
 
@@ -107,94 +117,104 @@ class Registrar:
         except UnknownGameError:
             raise RegistrationError(jsonrpc.UNKNOWN_GAME,
                                     f'Game "{request.game}" is not known') from None
-        unknown_token = RegistrationError(
-            jsonrpc.UNKNOWN_TOKEN,
-            f'User with Token "{request.token}" is not currently registered with Merknera')
         # The token is checked before the endpoint, so that a stranger learns nothing about
-        # the networks this platform calls; it is checked again inside the transaction.
+        # the networks this platform calls; the transaction checks it again.
         if await users.find_user_by_token(arena.db, request.token) is None:
-            raise unknown_token
+            raise _unknown_token(request.token)
         try:
             await check_endpoint(request.rpcendpoint, arena.config.networks)
         except EndpointRefusedError as exc:
             raise RegistrationError(jsonrpc.ENDPOINT_REFUSED,
                                     f"The rpcendpoint was refused: {exc}") from None
-        meta = BotMetadata(request.rpcendpoint, request.programminglanguage, request.website,
-                           request.description)
-        name, version = request.botname, request.botversion
-        new_games: list[int] = []
-        superseded_games: list[int] = []
-        retired: list[int] = []
-        async with arena.db.write() as conn:
-            user = await users.user_for_token(conn, request.token)
-            if user is None:
-                raise unknown_token
-            existing = await bots.by_name(conn, name)
-            if existing and existing[0].user_id != user.id:
-                raise RegistrationError(
-                    jsonrpc.NAME_TAKEN,
-                    f'The bot name "{name}" has already been used by another user. '
-                    "All bot names must be unique, please use another name.")
-            same = next((b for b in existing if b.version == version), None)
-            if same is not None:
-                bot = await self._reregister(conn, same, request, meta)
-                message = (
-                    f'Hello, {name}. The version "{version}" of your bot is already registered. '
-                    "RPC Endpoint, Programming Language, Website and Description have been "
-                    "updated. No new games will be scheduled but your bot will be marked as "
-                    "online and if there are any outstanding games they will be continued.")
-            else:
-                if existing:
-                    retired = [b.id for b in existing if b.status is not BotStatus.SUPERSEDED]
-                    superseded_games = await bots.supersede(conn, name)
-                    for old in existing:
-                        if old.id in retired:
-                            await logs.add(conn, old.id,
-                                           f"Superseded by version {version}; "
-                                           f"{len(superseded_games)} unfinished games ended "
-                                           "without a result")
-                bot = await bots.insert(conn, name=name, version=version, game=game.mnemonic,
-                                        user_id=user.id, meta=meta, secret=new_secret())
-                await logs.add(conn, bot.id, f"Registered {name} (version: {version})")
-                new_games = await self._schedule_round_robin(conn, bot)
-                message = (
-                    f"Hello, {name} (version: {version}), good luck with {game.name}!"
-                    if not existing else
-                    f"A new version of your bot has been registered as {name} "
-                    f"(version: {version}), good luck with {game.name}!")
-        arena.presence.retired(retired)
-        arena.presence.registered(bot)
-        await self._scheduler.cancel(superseded_games)
-        self._scheduler.submit(new_games)
-        return {"message": message, "secret": bot.secret}
+        secret, stamp = new_secret(), now()
+        done = await arena.db.transaction(
+            lambda conn: _register(conn, request, game, secret, stamp))
+        arena.presence.retired(done.retired)
+        arena.presence.registered(done.bot)
+        await self._scheduler.cancel(done.superseded_games)
+        self._scheduler.submit(done.new_games)
+        return {"message": done.message, "secret": done.bot.secret}
 
-    async def _reregister(self, conn: aiosqlite.Connection, same: Bot,
-                          request: RegistrationRequest, meta: BotMetadata) -> Bot:
-        if same.status is BotStatus.SUPERSEDED:
-            raise RegistrationError(
-                jsonrpc.NOT_ALLOWED,
-                f'Version "{same.version}" of "{same.name}" has been superseded by a newer '
-                "version; register a new version instead")
-        if same.game != request.game:
-            raise RegistrationError(
-                jsonrpc.NOT_ALLOWED,
-                f'"{same.name}" (version: {same.version}) is registered for {same.game}, '
-                f"not {request.game}; register a new version to change its game")
-        bot = await bots.update_registration(conn, same.id, meta)
-        await logs.add(conn, bot.id, f"Registered again: endpoint {meta.endpoint}")
-        return bot
 
-    async def _schedule_round_robin(self, conn: aiosqlite.Connection,
-                                    newcomer: Bot) -> list[int]:
-        opponents = {b.id: b for b in await bots.opponents(conn, newcomer.game, newcomer.name)}
-        created = []
-        names = {**{b.id: b.name for b in opponents.values()}, newcomer.id: newcomer.name}
-        for seating in registration_pairings(newcomer.id, list(opponents)):
-            game_id = await games.create(conn, newcomer.game, secrets.randbits(63), seating)
-            created.append(game_id)
-            for seat, bot_id in enumerate(seating):
-                other = names[seating[1 - seat]]
-                await logs.add(conn, bot_id, f"Scheduled game with {other}. You are player "
-                                             f"{'one' if seat == 0 else 'two'} (gameId: {game_id})",
-                               game_id)
-        return created
+def _unknown_token(token: str) -> RegistrationError:
+    return RegistrationError(
+        jsonrpc.UNKNOWN_TOKEN,
+        f'User with Token "{token}" is not currently registered with Merknera')
+
+
+def _register(conn: sqlite3.Connection, request: RegistrationRequest, game: AnyGame,
+              secret: str, stamp: str) -> _Registered:
+    """The registration's one transaction (on the store's writer thread)."""
+    user = users.user_for_token(conn, request.token)
+    if user is None:
+        raise _unknown_token(request.token)
+    name, version = request.botname, request.botversion
+    meta = BotMetadata(request.rpcendpoint, request.programminglanguage, request.website,
+                       request.description)
+    existing = bots.by_name(conn, name)
+    if existing and existing[0].user_id != user.id:
+        raise RegistrationError(
+            jsonrpc.NAME_TAKEN,
+            f'The bot name "{name}" has already been used by another user. '
+            "All bot names must be unique, please use another name.")
+    same = next((b for b in existing if b.version == version), None)
+    if same is not None:
+        bot = _reregister(conn, same, request, meta)
+        return _Registered(bot, (
+            f'Hello, {name}. The version "{version}" of your bot is already registered. '
+            "RPC Endpoint, Programming Language, Website and Description have been "
+            "updated. No new games will be scheduled but your bot will be marked as "
+            "online and if there are any outstanding games they will be continued."),
+            [], [], [])
+    retired = [b.id for b in existing if b.status is not BotStatus.SUPERSEDED]
+    superseded_games = bots.supersede(conn, name) if existing else []
+    ended = Outcome.no_result(Termination.SUPERSEDED,
+                              f'a new version of "{name}" ({version}) was registered')
+    for game_id in superseded_games:
+        lines = [(bot_id, f"Game ended without a result (gameId: {game_id}): {ended.detail}")
+                 for bot_id in games.seated(conn, game_id)]
+        games.finish_in(conn, game_id, ended, None, lines, stamp)
+    for old in retired:
+        logs.add(conn, old, f"Superseded by version {version}")
+    bot = bots.insert(conn, name=name, version=version, game=game.mnemonic, user_id=user.id,
+                      meta=meta, secret=secret)
+    logs.add(conn, bot.id, f"Registered {name} (version: {version})")
+    new_games = _schedule_round_robin(conn, bot)
+    message = (f"Hello, {name} (version: {version}), good luck with {game.name}!"
+               if not existing else
+               f"A new version of your bot has been registered as {name} "
+               f"(version: {version}), good luck with {game.name}!")
+    return _Registered(bot, message, new_games, superseded_games, retired)
+
+
+def _reregister(conn: sqlite3.Connection, same: Bot, request: RegistrationRequest,
+                meta: BotMetadata) -> Bot:
+    if same.status is BotStatus.SUPERSEDED:
+        raise RegistrationError(
+            jsonrpc.NOT_ALLOWED,
+            f'Version "{same.version}" of "{same.name}" has been superseded by a newer '
+            "version; register a new version instead")
+    if same.game != request.game:
+        raise RegistrationError(
+            jsonrpc.NOT_ALLOWED,
+            f'"{same.name}" (version: {same.version}) is registered for {same.game}, '
+            f"not {request.game}; register a new version to change its game")
+    bot = bots.update_registration(conn, same.id, meta)
+    logs.add(conn, bot.id, f"Registered again: endpoint {meta.endpoint}")
+    return bot
+
+
+def _schedule_round_robin(conn: sqlite3.Connection, newcomer: Bot) -> list[int]:
+    # The stored status is read inside the transaction, so two bots registering at the
+    # same moment see each other.  It means "answered this process": see Presence.start.
+    opponents = {b.id: b for b in bots.opponents(conn, newcomer.game, newcomer.name)}
+    names = {**{b.id: b.name for b in opponents.values()}, newcomer.id: newcomer.name}
+    created = []
+    for seating in registration_pairings(newcomer.id, list(opponents)):
+        game_id = games.create(conn, newcomer.game, secrets.randbits(63), seating)
+        created.append(game_id)
+        for seat, bot_id in enumerate(seating):
+            logs.add(conn, bot_id, f"Scheduled game with {names[seating[1 - seat]]}. You are "
+                                   f"player {'one' if seat == 0 else 'two'} (gameId: {game_id})",
+                     game_id)
+    return created

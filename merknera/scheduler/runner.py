@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import random
 import time
@@ -64,20 +65,32 @@ class ReplayError(RuntimeError):
 class Notifier:
     """Calls whose replies are ignored (Error, Complete), delivered in the background.
 
-    Calls to one bot go out in the order given (an Error before the Complete).
+    Calls to one bot go out one after another in the order they were sent (a strike's
+    Error before the game's Complete).
     """
 
-    def __init__(self, client: BotClient) -> None:
+    def __init__(self, client: BotClient, drain_time: float) -> None:
         self._client = client
+        self._drain_time = drain_time
         self._tasks: set[asyncio.Task[None]] = set()
+        self._last: dict[int, asyncio.Task[None]] = {}
 
     def send(self, bot: Bot, calls: Sequence[tuple[str, JSONObject]]) -> None:
-        """Deliver ``(method, params)`` calls to a bot, one after another."""
-        task = asyncio.create_task(self._deliver(bot, calls))
+        """Deliver ``(method, params)`` calls to a bot after those sent to it before."""
+        task = asyncio.create_task(self._deliver(bot, calls, self._last.get(bot.id)))
+        self._last[bot.id] = task
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(functools.partial(self._done, bot.id))
 
-    async def _deliver(self, bot: Bot, calls: Sequence[tuple[str, JSONObject]]) -> None:
+    def _done(self, bot_id: int, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if self._last.get(bot_id) is task:
+            del self._last[bot_id]
+
+    async def _deliver(self, bot: Bot, calls: Sequence[tuple[str, JSONObject]],
+                       after: asyncio.Task[None] | None) -> None:
+        if after is not None:
+            await asyncio.gather(after, return_exceptions=True)
         for method, params in calls:
             await self._client.notify(bot.endpoint, bot.secret, method, params)
 
@@ -87,7 +100,10 @@ class Notifier:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def stop(self) -> None:
-        """Give up on calls still under way."""
+        """Let the calls under way finish (a little while), then give up on the rest."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self._drain_time):
+                await self.drain()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*list(self._tasks), return_exceptions=True)
@@ -121,9 +137,9 @@ class _Play:
     moved: set[Seat] = field(default_factory=set)
     forfeit: Outcome | None = None
     bots: list[Bot] = field(default_factory=list)
+    """The seated bots as stored when the runner started (the presence has fresher data)."""
     last_write: asyncio.Future[bool] | None = None
     """The move-log write queued last, not yet checked."""
-    """The seated bots as stored when the runner started (the presence has fresher data)."""
 
     @property
     def seats(self) -> int:
@@ -232,6 +248,7 @@ class GameRunner:
         for seat in range(play.seats):
             if play.record.seats[seat].ready:
                 continue
+            pause = arena.config.offline_retry_min
             while True:
                 if not await self._reachable(play, seat, deadline):
                     absent.append(seat)
@@ -239,6 +256,16 @@ class GameRunner:
                 if await self._new_game(play, seat):
                     ready.append(seat)
                     break
+                # It answered a ping but NewGame could not reach it: try again after a pause
+                # (with back-off), within the grace period.
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    absent.append(seat)
+                    break
+                self._release()
+                await asyncio.sleep(min(pause, remaining))
+                await self._acquire()
+                pause = min(pause * 2, arena.config.offline_retry_max)
         if absent:
             play.forfeit = self._absent_outcome(play, absent)
             return
@@ -273,10 +300,8 @@ class GameRunner:
         if remaining <= 0:
             return False
         self._release()
-        try:
-            online = await presence.wait_online(bot_id, remaining)
-        finally:
-            await self._acquire()
+        online = await presence.wait_online(bot_id, remaining)
+        await self._acquire()  # not on cancellation: run() has nothing left to release
         return online
 
     async def _play_one(self, play: _Play) -> bool:
@@ -291,13 +316,12 @@ class GameRunner:
                 return False
             play.state = after
             return True
-        if not await self._reachable(play, seat,
-                                     time.monotonic() + arena.config.offline_grace):
-            bot = self._bot(play, seat)
-            play.forfeit = Outcome.forfeit(
-                seat, play.seats, Termination.UNREACHABLE,
-                f"{bot.name} stayed offline for more than {arena.config.offline_grace:g} s")
-            return True
+        if seat not in play.moved and not await arena.presence.ensure_fresh(play.bot_id(seat)):
+            # PROTOCOL.md: a bot not heard from lately is pinged before its first move; one
+            # that cannot be reached at its move faults like one that timed out.
+            play.moved.add(seat)
+            return await self._fault(play, seat, None, FaultKind.UNREACHABLE,
+                                     "Status.Ping before its first move got no answer")
         bot = self._bot(play, seat)
         params: JSONObject = {"gameid": self._game_id}
         params.update(game.next_move_params(play.state, seat))
@@ -328,7 +352,7 @@ class GameRunner:
                 f"{game.prefix}.{note.method}", {"gameid": self._game_id, **note.params})])
         return True
 
-    async def _fault(self, play: _Play, seat: Seat, reply: CallResult, kind: FaultKind,
+    async def _fault(self, play: _Play, seat: Seat, reply: CallResult | None, kind: FaultKind,
                      message: str) -> bool:
         """Store a faulty reply, tell the bot, and strike or forfeit it."""
         if not await self._store(play, seat, fault=kind, detail=message, reply=reply):

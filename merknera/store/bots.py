@@ -7,8 +7,6 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import aiosqlite
-
 from merknera.store.db import Database, now
 
 
@@ -67,17 +65,17 @@ def bot_from_row(row: sqlite3.Row) -> Bot:
     )
 
 
-async def by_name(conn: aiosqlite.Connection, name: str) -> list[Bot]:
+def by_name(conn: sqlite3.Connection, name: str) -> list[Bot]:
     """Every version registered under a name, oldest first."""
-    cursor = await conn.execute(f"{_SELECT} WHERE bots.name = ? ORDER BY bots.id", (name,))
-    return [bot_from_row(row) for row in await cursor.fetchall()]
+    cursor = conn.execute(f"{_SELECT} WHERE bots.name = ? ORDER BY bots.id", (name,))
+    return [bot_from_row(row) for row in cursor]
 
 
-async def insert(conn: aiosqlite.Connection, *, name: str, version: str, game: str,
-                 user_id: int, meta: BotMetadata, secret: str) -> Bot:
+def insert(conn: sqlite3.Connection, *, name: str, version: str, game: str,
+           user_id: int, meta: BotMetadata, secret: str) -> Bot:
     """Add a new bot version, online (inside a write transaction)."""
     stamp = now()
-    cursor = await conn.execute(
+    cursor = conn.execute(
         "INSERT INTO bots (name, version, game, user_id, endpoint, language, website, "
         "description, status, secret, created_at, last_seen_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'ONLINE', ?, ?, ?)",
@@ -85,55 +83,45 @@ async def insert(conn: aiosqlite.Connection, *, name: str, version: str, game: s
          meta.description, secret, stamp, stamp))
     bot_id = cursor.lastrowid
     assert bot_id is not None
-    row = await (await conn.execute(f"{_SELECT} WHERE bots.id = ?", (bot_id,))).fetchone()
+    return _reread(conn, bot_id)
+
+
+def _reread(conn: sqlite3.Connection, bot_id: int) -> Bot:
+    row = conn.execute(f"{_SELECT} WHERE bots.id = ?", (bot_id,)).fetchone()
     assert row is not None
     return bot_from_row(row)
 
 
-async def update_registration(conn: aiosqlite.Connection, bot_id: int,
-                              meta: BotMetadata) -> Bot:
+def update_registration(conn: sqlite3.Connection, bot_id: int, meta: BotMetadata) -> Bot:
     """Re-registration of the same version: new endpoint and metadata, and online again.
 
     A disabled bot stays disabled only until its owner registers it again.
     """
-    await conn.execute(
+    conn.execute(
         "UPDATE bots SET endpoint = ?, language = ?, website = ?, description = ?, "
         "status = 'ONLINE', last_seen_at = ? WHERE id = ?",
         (meta.endpoint, meta.language, meta.website, meta.description, now(), bot_id))
-    row = await (await conn.execute(f"{_SELECT} WHERE bots.id = ?", (bot_id,))).fetchone()
-    assert row is not None
-    return bot_from_row(row)
+    return _reread(conn, bot_id)
 
 
-async def supersede(conn: aiosqlite.Connection, name: str) -> list[int]:
-    """Mark every version of ``name`` superseded and end their unfinished games unrated.
-
-    Returns the ids of the games that were ended.
-    """
-    stamp = now()
-    cursor = await conn.execute(
+def supersede(conn: sqlite3.Connection, name: str) -> list[int]:
+    """Mark every version of ``name`` superseded; returns the ids of their unfinished games
+    (which the caller ends)."""
+    game_ids = [row[0] for row in conn.execute(
         "SELECT DISTINCT games.id FROM games JOIN seats ON seats.game_id = games.id "
         "JOIN bots ON bots.id = seats.bot_id "
-        "WHERE bots.name = ? AND games.status != 'FINISHED' ORDER BY games.id", (name,))
-    game_ids = [row[0] for row in await cursor.fetchall()]
-    for game_id in game_ids:
-        await conn.execute(
-            "UPDATE games SET status = 'FINISHED', outcome = 'NO_RESULT', reason = 'SUPERSEDED', "
-            "detail = ?, finished_at = ? WHERE id = ?",
-            (f'a new version of "{name}" was registered', stamp, game_id))
-        await conn.execute("UPDATE seats SET result = 'NONE' WHERE game_id = ?", (game_id,))
-    await conn.execute(
-        "UPDATE bots SET status = 'SUPERSEDED' WHERE name = ? AND status != 'SUPERSEDED'",
-        (name,))
+        "WHERE bots.name = ? AND games.status != 'FINISHED' ORDER BY games.id", (name,))]
+    conn.execute("UPDATE bots SET status = 'SUPERSEDED' WHERE name = ? AND status != 'SUPERSEDED'",
+                 (name,))
     return game_ids
 
 
-async def opponents(conn: aiosqlite.Connection, game: str, exclude_name: str) -> list[Bot]:
-    """Every other current, online bot of a game, by id."""
-    cursor = await conn.execute(
+def opponents(conn: sqlite3.Connection, game: str, exclude_name: str) -> list[Bot]:
+    """Every other current bot of a game stored as online, by id."""
+    cursor = conn.execute(
         f"{_SELECT} WHERE bots.game = ? AND bots.status = 'ONLINE' AND bots.name != ? "
         "ORDER BY bots.id", (game, exclude_name))
-    return [bot_from_row(row) for row in await cursor.fetchall()]
+    return [bot_from_row(row) for row in cursor]
 
 
 async def get(db: Database, bot_id: int) -> Bot | None:
@@ -169,6 +157,11 @@ async def set_liveness(db: Database, bot_id: int, online: bool) -> bool:
         changed = await db.write_one(
             "UPDATE bots SET status = 'OFFLINE' WHERE id = ? AND status = 'ONLINE'", (bot_id,))
     return changed > 0
+
+
+async def mark_all_offline(db: Database) -> None:
+    """Mark every online bot offline (at start-up, until each answers a ping)."""
+    await db.write_one("UPDATE bots SET status = 'OFFLINE' WHERE status = 'ONLINE'")
 
 
 async def touch(db: Database, bot_ids: list[int]) -> None:

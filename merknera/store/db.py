@@ -1,10 +1,11 @@
-"""The SQLite connection setup: one writer behind a lock, one reader, numbered migrations.
+"""The SQLite connection setup: one writer, one reader, numbered migrations.
 
-aiosqlite runs each connection on its own thread and a shared connection shares its
-transaction, so every write goes through :meth:`Database.write` (``BEGIN IMMEDIATE`` ...
-``COMMIT`` under an :class:`asyncio.Lock`) or :meth:`Database.write_one` (a single
-autocommitted statement under the same lock).  Readers use a second connection; in WAL
-mode they never block the writer and always see committed data.
+aiosqlite runs each connection on its own thread, and a shared connection shares its
+transaction.  So every write is a synchronous function queued on the one writer
+(:meth:`Database.transaction`), and one task at a time runs the queue as ``BEGIN IMMEDIATE``
+... ``COMMIT`` on the writer's thread: nothing else can interleave with a transaction.
+Readers use a second connection; in WAL mode they never block the writer and always see
+committed data.
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ from __future__ import annotations
 import asyncio
 import re
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -64,14 +64,10 @@ async def _connect(path: str) -> aiosqlite.Connection:
 class Database:
     """A SQLite file opened for the platform.  Open with :meth:`open`, close with :meth:`close`.
 
-    Three ways in:
-
     * :meth:`transaction` runs a short synchronous function on the writer's thread inside a
       write transaction.  Calls made at about the same time share one transaction (group
-      commit); one failing call changes nothing and does not disturb the others.  This is
-      the path of every move.
-    * :meth:`write` is an async ``BEGIN IMMEDIATE`` transaction for multi-step work that
-      must read and write in between (registration).
+      commit); one failing call changes nothing and does not disturb the others.  Every
+      write goes this way, from a move to a registration.
     * :meth:`read` runs a synchronous function on the reader's thread; :meth:`fetchall`,
       :meth:`fetchone` and :meth:`fetchval` are one-query shortcuts.
     """
@@ -81,7 +77,6 @@ class Database:
         self.path = path
         self._writer = writer
         self._reader = reader
-        self._write_lock = asyncio.Lock()
         self._pending: list[tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]] = []
         self._flusher: asyncio.Task[None] | None = None
 
@@ -107,11 +102,10 @@ class Database:
         return cls(path, writer, reader)
 
     async def close(self) -> None:
-        """Close both connections after the writes under way."""
+        """Close both connections once the writes already queued are done."""
         while self._flusher is not None:
             await asyncio.shield(self._flusher)
-        async with self._write_lock:
-            await self._writer.close()
+        await self._writer.close()
         await self._reader.close()
 
     # -- writes -----------------------------------------------------------------------------
@@ -119,8 +113,9 @@ class Database:
     async def transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``work(connection)`` in a write transaction on the writer's thread.
 
-        ``work`` must be quick and must not block on anything but SQLite.  Its exception,
-        if any, is raised here, and its writes are rolled back.
+        ``work`` must be quick, must not block on anything but SQLite, and must not change
+        anything outside the database (it may run twice: see :func:`_run_batch`).  Its
+        exception, if any, is raised here, and its writes are rolled back.
         """
         return await self.submit(work)
 
@@ -140,9 +135,15 @@ class Database:
         try:
             while self._pending:
                 batch, self._pending = self._pending, []
-                async with self._write_lock:
-                    outcomes = await _in_thread(self._writer, _run_batch,
-                                                [work for work, _ in batch])
+                try:
+                    # Shielded: a cancelled writer still lets the batch finish on its thread.
+                    outcomes = await asyncio.shield(
+                        _in_thread(self._writer, _run_batch, [work for work, _ in batch]))
+                except BaseException as exc:
+                    _fail(batch, StoreError(f"the store writer failed: {exc!r}"))
+                    if not isinstance(exc, Exception):
+                        raise
+                    continue
                 for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
                     if future.done():
                         continue  # its caller was cancelled; the work is done all the same
@@ -150,33 +151,14 @@ class Database:
                         future.set_result(value)
                     else:
                         future.set_exception(value)
-        except BaseException as exc:
-            for _, future in self._pending:
-                if not future.done():
-                    future.set_exception(StoreError(f"the store writer failed: {exc!r}"))
-            self._pending = []
-            raise
         finally:
             self._flusher = None
+            _fail(self._pending, StoreError("the store writer stopped"))
+            self._pending = []
 
     async def write_one(self, sql: str, params: Params = ()) -> int:
         """Run one write statement (group-committed); returns the rows it changed."""
         return await self.transaction(lambda conn: conn.execute(sql, params).rowcount)
-
-    @asynccontextmanager
-    async def write(self) -> AsyncIterator[aiosqlite.Connection]:
-        """An async ``BEGIN IMMEDIATE`` transaction; commit on success, roll back on error.
-
-        Never await anything but the database inside it: it holds the single writer.
-        """
-        async with self._write_lock:
-            await self._writer.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._writer
-            except BaseException:
-                await self._writer.execute("ROLLBACK")
-                raise
-            await self._writer.execute("COMMIT")
 
     # -- reads ------------------------------------------------------------------------------
 
@@ -198,6 +180,12 @@ class Database:
         """The first column of the first row, or None."""
         row = await self.fetchone(sql, params)
         return None if row is None else row[0]
+
+
+def _fail(batch: list[tuple[Any, asyncio.Future[Any]]], error: Exception) -> None:
+    for _, future in batch:
+        if not future.done():
+            future.set_exception(error)
 
 
 async def _in_thread(conn: aiosqlite.Connection, work: Callable[..., T], *args: Any) -> T:
@@ -230,8 +218,6 @@ def _run_batch(conn: sqlite3.Connection,
     except Exception:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
-    if len(works) == 1:
-        return [_run_alone(conn, works[0])]
     return [_run_alone(conn, work) for work in works]
 
 

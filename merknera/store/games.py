@@ -13,8 +13,6 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import aiosqlite
-
 from merknera.games.base import JSON, Outcome
 from merknera.store.db import Database, now
 
@@ -79,15 +77,15 @@ def summarise(outcome: Outcome) -> GameResult:
     return GameResult.WIN if len(outcome.winners) == 1 else GameResult.DRAW
 
 
-async def create(conn: aiosqlite.Connection, game: str, seed: int, bot_ids: Sequence[int],
-                 settings: dict[str, JSON] | None = None) -> int:
+def create(conn: sqlite3.Connection, game: str, seed: int, bot_ids: Sequence[int],
+           settings: dict[str, JSON] | None = None) -> int:
     """A new pending game with its seats in order (inside a write transaction)."""
-    cursor = await conn.execute(
+    cursor = conn.execute(
         "INSERT INTO games (game, seed, settings, created_at) VALUES (?, ?, ?, ?)",
         (game, seed, json.dumps(settings or {}), now()))
     game_id = cursor.lastrowid
     assert game_id is not None
-    await conn.executemany(
+    conn.executemany(
         "INSERT INTO seats (game_id, seat, bot_id) VALUES (?, ?, ?)",
         [(game_id, seat, bot_id) for seat, bot_id in enumerate(bot_ids)])
     return game_id
@@ -162,27 +160,36 @@ async def finish(db: Database, game_id: int, outcome: Outcome, final_state: JSON
     Returns False (and changes nothing) if the game had finished already.
     """
     stamp = now()
+    return await db.transaction(
+        lambda conn: finish_in(conn, game_id, outcome, final_state, log_lines, stamp))
 
-    def work(conn: sqlite3.Connection) -> bool:
-        cursor = conn.execute(
-            "UPDATE games SET status = 'FINISHED', outcome = ?, reason = ?, detail = ?, "
-            "final_state = ?, finished_at = ?, started_at = COALESCE(started_at, ?) "
-            "WHERE id = ? AND status != 'FINISHED'",
-            (summarise(outcome).value, outcome.termination.value, outcome.detail,
-             json.dumps(final_state), stamp, stamp, game_id))
-        if cursor.rowcount == 0:
-            return False
-        seats = [row[0] for row in conn.execute(
-            "SELECT seat FROM seats WHERE game_id = ? ORDER BY seat", (game_id,))]
-        conn.executemany(
-            "UPDATE seats SET result = ?, rank = ?, score = ? WHERE game_id = ? AND seat = ?",
-            [(outcome.result_for(seat).value,
-              None if outcome.ranks is None else outcome.ranks[seat],
-              None if outcome.scores is None else outcome.scores[seat], game_id, seat)
-             for seat in seats])
-        conn.executemany(
-            "INSERT INTO bot_log (bot_id, game_id, message, created_at) VALUES (?, ?, ?, ?)",
-            [(bot_id, game_id, message, stamp) for bot_id, message in log_lines])
-        return True
 
-    return await db.transaction(work)
+def finish_in(conn: sqlite3.Connection, game_id: int, outcome: Outcome, final_state: JSON,
+              log_lines: Sequence[tuple[int, str]], stamp: str) -> bool:
+    """:func:`finish` inside a write transaction."""
+    cursor = conn.execute(
+        "UPDATE games SET status = 'FINISHED', outcome = ?, reason = ?, detail = ?, "
+        "final_state = ?, finished_at = ?, started_at = COALESCE(started_at, ?) "
+        "WHERE id = ? AND status != 'FINISHED'",
+        (summarise(outcome).value, outcome.termination.value, outcome.detail,
+         json.dumps(final_state), stamp, stamp, game_id))
+    if cursor.rowcount == 0:
+        return False
+    seats = [row[0] for row in conn.execute(
+        "SELECT seat FROM seats WHERE game_id = ? ORDER BY seat", (game_id,))]
+    conn.executemany(
+        "UPDATE seats SET result = ?, rank = ?, score = ? WHERE game_id = ? AND seat = ?",
+        [(outcome.result_for(seat).value,
+          None if outcome.ranks is None else outcome.ranks[seat],
+          None if outcome.scores is None else outcome.scores[seat], game_id, seat)
+         for seat in seats])
+    conn.executemany(
+        "INSERT INTO bot_log (bot_id, game_id, message, created_at) VALUES (?, ?, ?, ?)",
+        [(bot_id, game_id, message, stamp) for bot_id, message in log_lines])
+    return True
+
+
+def seated(conn: sqlite3.Connection, game_id: int) -> list[int]:
+    """The bot ids of a game in seat order."""
+    return [row[0] for row in conn.execute(
+        "SELECT bot_id FROM seats WHERE game_id = ? ORDER BY seat", (game_id,))]

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
-
-import aiosqlite
 
 from merknera.store.db import Database, now
 
@@ -22,10 +21,10 @@ class LogEntry:
     created_at: str
 
 
-async def add(conn: aiosqlite.Connection, bot_id: int, message: str,
-              game_id: int | None = None) -> None:
-    """Append a line inside an open write transaction."""
-    await conn.execute(
+def add(conn: sqlite3.Connection, bot_id: int, message: str,
+        game_id: int | None = None) -> None:
+    """Append a line inside a write transaction."""
+    conn.execute(
         "INSERT INTO bot_log (bot_id, game_id, message, created_at) VALUES (?, ?, ?, ?)",
         (bot_id, game_id, message[:MAX_MESSAGE], now()))
 

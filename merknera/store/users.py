@@ -8,8 +8,6 @@ import sqlite3
 import string
 from dataclasses import dataclass
 
-import aiosqlite
-
 from merknera.store.db import Database, now
 
 TOKEN_ALPHABET = string.ascii_letters + string.digits
@@ -58,21 +56,18 @@ async def create_user(db: Database, name: str, description: str = "created with 
 
     :raises UserExistsError: if the name is taken.
     """
-    token = new_token()
-    async with db.write() as conn:
-        existing = await (await conn.execute("SELECT 1 FROM users WHERE name = ?",
-                                             (name,))).fetchone()
-        if existing is not None:
+    token, stamp = new_token(), now()
+
+    def work(conn: sqlite3.Connection) -> User:
+        if conn.execute("SELECT 1 FROM users WHERE name = ?", (name,)).fetchone() is not None:
             raise UserExistsError(f'a user named "{name}" exists already')
-        cursor = await conn.execute("INSERT INTO users (name, created_at) VALUES (?, ?)",
-                                    (name, now()))
-        user_id = cursor.lastrowid
+        user_id = conn.execute("INSERT INTO users (name, created_at) VALUES (?, ?)",
+                               (name, stamp)).lastrowid
         assert user_id is not None
-        await _insert_token(conn, user_id, token, description)
-        row = await (await conn.execute("SELECT * FROM users WHERE id = ?",
-                                        (user_id,))).fetchone()
-    assert row is not None
-    return _user(row), token
+        _insert_token(conn, user_id, token, description, stamp)
+        return User(user_id, name, stamp)
+
+    return await db.transaction(work), token
 
 
 async def issue_token(db: Database, name: str, description: str) -> str:
@@ -80,31 +75,32 @@ async def issue_token(db: Database, name: str, description: str) -> str:
 
     :raises UnknownUserError: if there is no such user.
     """
-    token = new_token()
-    async with db.write() as conn:
-        row = await (await conn.execute("SELECT id FROM users WHERE name = ?",
-                                        (name,))).fetchone()
+    token, stamp = new_token(), now()
+
+    def work(conn: sqlite3.Connection) -> None:
+        row = conn.execute("SELECT id FROM users WHERE name = ?", (name,)).fetchone()
         if row is None:
             raise UnknownUserError(f'there is no user named "{name}"')
-        await _insert_token(conn, row["id"], token, description)
+        _insert_token(conn, row["id"], token, description, stamp)
+
+    await db.transaction(work)
     return token
 
 
-async def _insert_token(conn: aiosqlite.Connection, user_id: int, token: str,
-                        description: str) -> None:
-    await conn.execute(
+def _insert_token(conn: sqlite3.Connection, user_id: int, token: str, description: str,
+                  stamp: str) -> None:
+    conn.execute(
         "INSERT INTO tokens (user_id, token_hash, description, created_at) VALUES (?, ?, ?, ?)",
-        (user_id, hash_token(token), description, now()))
+        (user_id, hash_token(token), description, stamp))
 
 
 _SELECT_OWNER = ("SELECT users.* FROM tokens JOIN users ON users.id = tokens.user_id "
                  "WHERE tokens.token_hash = ? AND tokens.status = 'CURRENT'")
 
 
-async def user_for_token(conn: aiosqlite.Connection, token: str) -> User | None:
-    """The user a current token belongs to, or None."""
-    cursor = await conn.execute(_SELECT_OWNER, (hash_token(token),))
-    row = await cursor.fetchone()
+def user_for_token(conn: sqlite3.Connection, token: str) -> User | None:
+    """The user a current token belongs to, or None (inside a transaction)."""
+    row = conn.execute(_SELECT_OWNER, (hash_token(token),)).fetchone()
     return None if row is None else _user(row)
 
 

@@ -17,7 +17,7 @@ from merknera.games import JSON
 from merknera.protocol import signing
 from merknera.scheduler.registration import RegistrationRequest
 from merknera.store import users
-from tests.support import Arena, ScriptedBot, first_empty
+from tests.support import Arena, InFlight, ScriptedBot, first_empty
 
 
 async def start(aiohttp_server: AiohttpServer, bot: ScriptedBot, port: int | None = None) -> str:
@@ -117,15 +117,84 @@ async def test_the_concurrency_limit_holds(config: Config, aiohttp_client: Aioht
     client = await aiohttp_client(build_app(config, platform))
     _, token = await users.create_user(platform.db, "alice")
     arena = Arena(platform, client, token)
-    bots = [ScriptedBot(next_move=slow(0.02)) for _ in range(4)]
+    counter = InFlight()
+    bots = [ScriptedBot(next_move=slow(0.02), shared=counter) for _ in range(4)]
     for number, bot in enumerate(bots):
         await arena.register(f"bot{number}", await start(aiohttp_server, bot))
     await arena.settle()
     assert await platform.db.fetchval(
         "SELECT COUNT(*) FROM games WHERE reason = 'NORMAL'") == 12
-    total = sum(bot.most_in_flight for bot in bots)
-    assert 1 <= max(bot.most_in_flight for bot in bots) <= 2
-    assert total <= 2 * len(bots)
+    assert 1 <= counter.most <= 2
+
+
+async def test_a_new_version_is_registered_at_once_while_every_slot_is_busy(
+        config: Config, aiohttp_client: AiohttpClient, aiohttp_server: AiohttpServer) -> None:
+    """Superseding games that wait for an offline bot must not wait for a free slot."""
+    config = dataclasses.replace(config, concurrency=1, offline_grace=30.0)
+    platform = Platform(config)
+    client = await aiohttp_client(build_app(config, platform))
+    _, token = await users.create_user(platform.db, "alice")
+    arena = Arena(platform, client, token)
+    busy_one, busy_two = ScriptedBot(next_move=slow(0.3)), ScriptedBot(next_move=slow(0.3))
+    await arena.register("gone", "http://127.0.0.1:9/rpc")
+    async with platform.events.listen() as events:
+        await arena.register("busy-one", await start(aiohttp_server, busy_one))
+        await arena.register("busy-two", await start(aiohttp_server, busy_two))
+        await moves_played(events, 1)  # a game between the busy bots holds the only slot
+    reply = await arena.register("gone", "http://127.0.0.1:9/rpc", version="2")
+    assert "A new version" in str(reply["result"])
+    running = await platform.db.fetchval("SELECT COUNT(*) FROM games WHERE status = 'RUNNING'")
+    assert running == 1  # registered while the slot was still taken
+    superseded = await platform.db.fetchval(
+        "SELECT COUNT(*) FROM games WHERE reason = 'SUPERSEDED'")
+    with_gone = await platform.db.fetchval(
+        "SELECT COUNT(*) FROM seats JOIN bots ON bots.id = seats.bot_id "
+        "WHERE bots.name = 'gone' AND bots.version = '1.0'")
+    assert superseded == with_gone >= 2
+
+
+async def test_a_bot_that_dies_mid_game_forfeits_at_its_move(
+        arena: Arena, aiohttp_server: AiohttpServer) -> None:
+    steady, fragile = ScriptedBot(), ScriptedBot(next_move=slow(0.1))
+    await arena.register("steady", await start(aiohttp_server, steady))
+    server = await aiohttp_server(fragile.app())
+    async with arena.platform.events.listen() as events:
+        await arena.register("fragile", str(server.make_url("/rpc")))
+        await moves_played(events, 3)
+    await server.close()
+    await arena.settle()
+    for game_id in (1, 2):
+        game = await arena.game(game_id)
+        assert (game["outcome"], game["reason"]) == ("WIN", "UNREACHABLE"), game["detail"]
+        assert {s["name"]: s["result"] for s in game["seats"]} == {"steady": "WIN",
+                                                                    "fragile": "LOSS"}
+        assert game["moves"][-1]["fault"] == "UNREACHABLE"
+        assert game["moves"][-1]["seat"] == next(
+            s["seat"] for s in game["seats"] if s["name"] == "fragile")
+
+
+async def test_a_bot_that_drops_new_game_cannot_stall_its_games(
+        arena: Arena, aiohttp_server: AiohttpServer) -> None:
+    """It answers pings but closes the connection on NewGame: the game must still end."""
+    app = web.Application()
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        call = await request.json()
+        if call["method"] == "Status.Ping":
+            return web.json_response({"result": {"ping": "OK"}, "id": call["id"]})
+        assert request.transport is not None
+        request.transport.close()
+        return web.Response()
+
+    app.router.add_post("/rpc", handle)
+    server = await aiohttp_server(app)
+    await arena.register("steady", await start(aiohttp_server, ScriptedBot()))
+    await arena.register("rude", str(server.make_url("/rpc")))
+    await arena.settle()
+    for game_id in (1, 2):
+        game = await arena.game(game_id)
+        assert (game["outcome"], game["reason"]) == ("WIN", "UNREACHABLE")
+        assert "before the game began" in game["detail"]
 
 
 async def test_a_stopped_platform_resumes_its_games_from_the_log(

@@ -143,6 +143,12 @@ async def test_a_faulty_bot_loses_as_the_protocol_says(
     assert {e["errorcode"] for e in errors} == {code}
     assert all(says in e["message"] for e in errors)
     if reason == "STRIKES":
+        # A game's Error calls reach the bot before its Complete.
+        order = [(method.rsplit(".", 1)[1], params["gameid"]) for method, params in bad.calls
+                 if method.endswith((".Error", ".Complete"))]
+        for game_id in (1, 2):
+            mine = [what for what, gid in order if gid == game_id]
+            assert mine == ["Error", "Error", "Error", "Complete"]
         assert sorted(e["message"].split("(")[-1] for e in errors if e["gameid"] == 1) == [
             "strike 1 of 3: you will be asked again)", "strike 2 of 3: you will be asked again)",
             "strike 3 of 3: you forfeit the game)"]
