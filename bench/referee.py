@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import secrets
+import statistics
 import sys
 import tempfile
 import time
@@ -96,6 +97,9 @@ async def main() -> None:
     parser.add_argument("--bots", type=int, default=8)
     parser.add_argument("--games", type=int, default=600)
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rounds of both measurements; medians are printed (this machine "
+                             "is a shared VM whose speed varies from run to run)")
     args = parser.parse_args()
     bots = await asyncio.create_subprocess_exec(
         sys.executable, str(Path(__file__).with_name("fastbot.py")), str(args.bots),
@@ -104,24 +108,33 @@ async def main() -> None:
         assert bots.stdout is not None
         ports = (await bots.stdout.readline()).decode().split()
         urls = [f"http://127.0.0.1:{port}/rpc" for port in ports]
+        bares, platforms = [], []
         with tempfile.TemporaryDirectory() as tmp:
-            config = Config(db=str(Path(tmp) / "bench.db"), concurrency=args.concurrency,
-                            log_level="WARNING")
             moves_per_game = 7  # first-empty vs first-empty: X wins on the 7th move
-            bare, bare_cpu = await bare_rate(config, urls, args.games * moves_per_game,
-                                             args.concurrency)
-            rate, moves, move_cpu = await platform_rate(config, urls, args.games)
+            for round_number in range(args.rounds):
+                config = Config(db=str(Path(tmp) / f"bench-{round_number}.db"),
+                                concurrency=args.concurrency, log_level="WARNING")
+                bares.append(await bare_rate(config, urls, args.games * moves_per_game,
+                                             args.concurrency))
+                platforms.append(await platform_rate(config, urls, args.games))
     finally:
         bots.terminate()
         await bots.wait()
+    bare, bare_cpu = statistics.median(r for r, _ in bares), statistics.median(
+        c for _, c in bares)
+    rate = statistics.median(r for r, _, _ in platforms)
+    move_cpu = statistics.median(c for _, _, c in platforms)
+    moves = platforms[0][1]
+    ratios = [p[0] / b[0] for p, b in zip(platforms, bares, strict=True)]
     print(f"bots: {args.bots} in one process; games: {args.games}; "
-          f"concurrency: {args.concurrency}")
+          f"concurrency: {args.concurrency}; medians of {args.rounds} rounds")
     print(f"bare JSON-RPC calls over BotClient: {bare:8.0f} calls/s "
           f"({bare_cpu * 1e6:.0f} us CPU per call in this process)")
     print(f"platform, refereed and stored:      {rate:8.0f} moves/s ({moves} moves; "
           f"{move_cpu * 1e6:.0f} us CPU per move, store thread included)")
-    print(f"ratio platform / bare:              {rate / bare:8.2f}  (target >= 0.50; "
-          f"ceiling with a free referee {7 / 11:.2f})")
+    print(f"ratio platform / bare:              {statistics.median(ratios):8.2f}  "
+          f"(target >= 0.50; ceiling with a free referee {7 / 11:.2f}; "
+          f"rounds: {', '.join(f'{r:.2f}' for r in ratios)})")
 
 
 if __name__ == "__main__":
