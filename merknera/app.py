@@ -12,10 +12,10 @@ from merknera.botclient import BotClient
 from merknera.config import Config
 from merknera.events import EventBus
 from merknera.rpc import RpcService
+from merknera.scheduler.arena import Arena, Notifier
 from merknera.scheduler.core import Scheduler
 from merknera.scheduler.presence import Presence
 from merknera.scheduler.registration import Registrar
-from merknera.scheduler.runner import Arena, Notifier
 from merknera.store import Database
 from merknera.web import api
 

@@ -8,7 +8,8 @@ import functools
 import logging
 from collections.abc import Iterable
 
-from merknera.scheduler.runner import Arena, GameRunner
+from merknera.scheduler.arena import Arena
+from merknera.scheduler.runner import GameRunner
 from merknera.store import games
 
 log = logging.getLogger(__name__)

@@ -1,0 +1,79 @@
+"""What every game runner shares: the config, the store, the bot client, the presence, the
+event bus, the concurrency slots, and the notifier for calls whose replies are ignored."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from merknera.botclient import BotClient
+from merknera.config import Config
+from merknera.events import EventBus
+from merknera.games import JSONObject
+from merknera.scheduler.presence import Presence
+from merknera.store import Database
+from merknera.store.bots import Bot
+
+
+class Notifier:
+    """Calls whose replies are ignored (Error, Complete), delivered in the background.
+
+    Calls to one bot go out one after another in the order they were sent (a strike's
+    Error before the game's Complete).
+    """
+
+    def __init__(self, client: BotClient, drain_time: float) -> None:
+        self._client = client
+        self._drain_time = drain_time
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._last: dict[int, asyncio.Task[None]] = {}
+
+    def send(self, bot: Bot, calls: Sequence[tuple[str, JSONObject]]) -> None:
+        """Deliver ``(method, params)`` calls to a bot after those sent to it before."""
+        task = asyncio.create_task(self._deliver(bot, calls, self._last.get(bot.id)))
+        self._last[bot.id] = task
+        self._tasks.add(task)
+        task.add_done_callback(functools.partial(self._done, bot.id))
+
+    def _done(self, bot_id: int, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if self._last.get(bot_id) is task:
+            del self._last[bot_id]
+
+    async def _deliver(self, bot: Bot, calls: Sequence[tuple[str, JSONObject]],
+                       after: asyncio.Task[None] | None) -> None:
+        if after is not None:
+            await asyncio.gather(after, return_exceptions=True)
+        for method, params in calls:
+            await self._client.notify(bot.endpoint, bot.secret, method, params)
+
+    async def drain(self) -> None:
+        """Wait for every call under way to be delivered or to fail."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def stop(self) -> None:
+        """Let the calls under way finish (a little while), then give up on the rest."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self._drain_time):
+                await self.drain()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+
+@dataclass
+class Arena:
+    """What every runner shares."""
+
+    config: Config
+    db: Database
+    client: BotClient
+    presence: Presence
+    events: EventBus
+    notifier: Notifier
+    slots: asyncio.Semaphore
+    """One permit per game in active play (``concurrency``)."""
