@@ -119,13 +119,26 @@ class Outcome:
         return cls(Termination.NORMAL, (0,) * seats, detail, scores)
 
     @classmethod
-    def forfeit(cls, offender: Seat, seats: int, termination: Termination,
-                detail: str) -> Outcome:
-        """The offender loses; every other seat shares first place."""
+    def forfeit(cls, offender: Seat, seats: int, termination: Termination, detail: str,
+                standings: tuple[float, ...] | None = None) -> Outcome:
+        """The offender is ranked last; the others share first place, or, given the
+        ``standings`` (points so far), are ranked by them."""
         if not termination.is_forfeit:
             raise ValueError(f"{termination} is not a forfeit")
-        ranks = tuple(1 if seat == offender else 0 for seat in range(seats))
-        return cls(termination, ranks, detail, offender=offender)
+        if standings is None:
+            ranks = tuple(1 if seat == offender else 0 for seat in range(seats))
+        else:
+            others = sorted({points for seat, points in enumerate(standings)
+                             if seat != offender}, reverse=True)
+            ranks = tuple(len(others) if seat == offender else others.index(points)
+                          for seat, points in enumerate(standings))
+        return cls(termination, ranks, detail, scores=standings, offender=offender)
+
+    @classmethod
+    def by_scores(cls, scores: tuple[float, ...], detail: str) -> Outcome:
+        """A normal end ranked by score: higher is better, equal scores tie."""
+        distinct = sorted(set(scores), reverse=True)
+        return cls(Termination.NORMAL, tuple(distinct.index(s) for s in scores), detail, scores)
 
     @classmethod
     def no_result(cls, termination: Termination, detail: str) -> Outcome:
@@ -193,8 +206,9 @@ class Game(ABC, Generic[StateT, MoveT]):
     # -- rules -------------------------------------------------------------------------
 
     @abstractmethod
-    def new(self, settings: Mapping[str, JSON], seats: int, rng: random.Random) -> StateT:
-        """The starting state for ``seats`` seats."""
+    def new(self, settings: Mapping[str, JSON], players: Sequence[str],
+            rng: random.Random) -> StateT:
+        """The starting state for these players (their names, in seat order)."""
 
     @abstractmethod
     def to_move(self, state: StateT) -> Seat | None:
@@ -218,6 +232,23 @@ class Game(ABC, Generic[StateT, MoveT]):
     def sample_chance(self, state: StateT, rng: random.Random) -> MoveT:
         """Draw the chance move at a :data:`CHANCE` node (games with dice or tile bags)."""
         raise NotImplementedError(f"{self.mnemonic} has no chance moves")
+
+    def standings(self, state: StateT) -> tuple[float, ...] | None:
+        """Each seat's points so far, for games that keep a score (used to rank the others
+        when one seat forfeits a game of three or more)."""
+        return None
+
+    # -- assets ------------------------------------------------------------------------------
+
+    def with_assets(self, files: Mapping[str, bytes]) -> Game[StateT, MoveT]:
+        """This game set up with its asset files' contents, by asset name.
+
+        Games without assets return themselves.  Parsing is pure; the caller reads and
+        verifies the files.
+
+        :raises ValueError: if a file is missing or not what the game expects.
+        """
+        return self
 
     # -- values <-> JSON -----------------------------------------------------------------
 

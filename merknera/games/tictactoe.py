@@ -124,9 +124,10 @@ class TicTacToe(Game[Board, int]):
     prefix = "TicTacToe"
     max_moves = 9
 
-    def new(self, settings: Mapping[str, JSON], seats: int, rng: random.Random) -> Board:
-        if seats != 2:
-            raise ValueError(f"tic-tac-toe is for 2 seats, not {seats}")
+    def new(self, settings: Mapping[str, JSON], players: Sequence[str],
+            rng: random.Random) -> Board:
+        if len(players) != 2:
+            raise ValueError(f"tic-tac-toe is for 2 players, not {len(players)}")
         return Board()
 
     def to_move(self, state: Board) -> Seat | None:

@@ -148,7 +148,8 @@ class GameRunner:
         game = get_game(record.game)
         rules = self._arena.config.rules_for(game.mnemonic)
         rng = random.Random(record.seed)
-        state = game.new(record.settings, len(record.seats), rng)
+        state = game.new({**game.default_settings, **record.settings},
+                         [bot.name for bot in seated], rng)
         play = _Play(record, game, rules, rng, state, strikes=[0] * len(record.seats),
                      bots=seated)
         for stored in record.moves:
@@ -156,8 +157,8 @@ class GameRunner:
             if stored.fault is not None:
                 kind = FaultKind(stored.fault)
                 if kind in FORFEIT_FAULTS:
-                    play.forfeit = Outcome.forfeit(stored.seat, play.seats, FORFEIT_FAULTS[kind],
-                                                   stored.fault_detail or kind.value)
+                    play.forfeit = self._forfeit(play, stored.seat, FORFEIT_FAULTS[kind],
+                                                 stored.fault_detail or kind.value)
                 elif kind in STRIKE_FAULTS:
                     play.strikes[stored.seat] += 1
                     if play.strikes[stored.seat] >= rules.max_strikes:
@@ -296,8 +297,8 @@ class GameRunner:
             return False
         bot = self._bot(play, seat)
         if kind in FORFEIT_FAULTS:
-            play.forfeit = Outcome.forfeit(seat, play.seats, FORFEIT_FAULTS[kind],
-                                           f"{bot.name}: {message}")
+            play.forfeit = self._forfeit(play, seat, FORFEIT_FAULTS[kind],
+                                         f"{bot.name}: {message}")
             consequence = "you forfeit the game"
         else:
             play.strikes[seat] += 1
@@ -350,8 +351,14 @@ class GameRunner:
     def _strikes_outcome(self, play: _Play, seat: Seat, last: str = "") -> Outcome:
         name = self._name(play, seat)
         why = f"; the last: {last}" if last else ""
-        return Outcome.forfeit(seat, play.seats, Termination.STRIKES,
-                               f"{name} made {play.rules.max_strikes} faulty replies{why}")
+        return self._forfeit(play, seat, Termination.STRIKES,
+                             f"{name} made {play.rules.max_strikes} faulty replies{why}")
+
+    @staticmethod
+    def _forfeit(play: _Play, seat: Seat, termination: Termination, detail: str) -> Outcome:
+        # With three or more seats the others are ranked by their points so far.
+        standings = play.game.standings(play.state) if play.seats > 2 else None
+        return Outcome.forfeit(seat, play.seats, termination, detail, standings)
 
     def _absent_outcome(self, play: _Play, absent: list[Seat]) -> Outcome:
         grace = self._arena.config.offline_grace

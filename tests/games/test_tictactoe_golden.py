@@ -17,13 +17,14 @@ from merknera.games.base import IllegalMoveError, Termination
 from merknera.games.tictactoe import MARKS, Board, TicTacToe
 
 GAME = TicTacToe()
+PLAYERS = ("crosses", "noughts")
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "tictactoe" / "seed-7.txt"
 
 
 def playthrough(seed: int) -> str:
     """The transcript of a uniformly random game played with ``random.Random(seed)``."""
     rng = random.Random(seed)
-    state = GAME.new(GAME.default_settings, 2, rng)
+    state = GAME.new(GAME.default_settings, PLAYERS, rng)
     lines = [
         f"game: {GAME.mnemonic} ({GAME.name}), seats: 2, seed: {seed}",
         "policy: uniform over legal_moves",
@@ -78,7 +79,7 @@ def test_random_games_end_within_max_moves_with_an_outcome() -> None:
     endings: set[str] = set()
     for seed in range(200):
         rng = random.Random(seed)
-        state = GAME.new({}, 2, rng)
+        state = GAME.new({}, PLAYERS, rng)
         plies = 0
         while (seat := GAME.to_move(state)) is not None:
             legal = GAME.legal_moves(state, seat)

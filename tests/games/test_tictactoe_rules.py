@@ -26,6 +26,7 @@ from merknera.games.base import (
 from merknera.games.tictactoe import LINES, Board, TicTacToe
 
 GAME = TicTacToe()
+PLAYERS = ("crosses", "noughts")
 CROSS, NOUGHT = 0, 1
 """The seats of X and O."""
 DRAW = "draw"
@@ -33,7 +34,7 @@ DRAW = "draw"
 
 def play(positions: list[int]) -> Board:
     """The board after ``positions`` are played alternately, X first."""
-    state = GAME.new({}, 2, random.Random(0))
+    state = GAME.new({}, PLAYERS, random.Random(0))
     for ply, position in enumerate(positions):
         state = GAME.apply(state, ply % 2, position)
     return state
@@ -271,13 +272,13 @@ def test_the_default_board_is_empty() -> None:
     assert Board() == Board(("",) * 9)
     assert Board().filled == 0
     assert Board().winning_line() is None
-    assert GAME.new({}, 2, random.Random(1)) == Board()
+    assert GAME.new({}, PLAYERS, random.Random(1)) == Board()
 
 
 @pytest.mark.parametrize("seats", [1, 3])
 def test_tictactoe_is_for_two_seats(seats: int) -> None:
     with pytest.raises(ValueError, match=f"not {seats}"):
-        GAME.new({}, seats, random.Random(0))
+        GAME.new({}, [f"p{n}" for n in range(seats)], random.Random(0))
 
 
 @pytest.mark.parametrize("moves", [row.moves for row in RULES],
