@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import AsyncIterator
 
 from aiohttp import web
 
+from merknera.assets import AssetStore
 from merknera.botclient import BotClient
 from merknera.config import Config
 from merknera.events import EventBus
+from merknera.games import REGISTRY, AnyGame
 from merknera.rpc import RpcService
 from merknera.scheduler.arena import Arena, Notifier
 from merknera.scheduler.core import Scheduler
 from merknera.scheduler.presence import Presence
+from merknera.scheduler.readiness import Readiness, ReadyService
 from merknera.scheduler.registration import Registrar
 from merknera.store import Database
 from merknera.web import api
@@ -28,6 +32,10 @@ class Platform:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.events = EventBus()
+        self.assets: AssetStore
+        """The verified game asset files (set by :meth:`start`)."""
+        self.games: dict[str, AnyGame] = {}
+        """Every hosted game set up with its assets (set by :meth:`start`)."""
         self._db: Database | None = None
         self._client: BotClient | None = None
         self._scheduler: Scheduler | None = None
@@ -59,17 +67,30 @@ class Platform:
         return self._rpc
 
     async def start(self) -> None:
-        """Open the store, start pinging bots and resume unfinished games."""
+        """Check the assets, open the store, start pinging bots, resume unfinished games.
+
+        :raises AssetError: naming every asset file that does not match the manifest.
+        """
+        self.assets = AssetStore.load(self.config.assets_path)
+        self.games = {mnemonic: game.with_assets(self.assets.contents(mnemonic))
+                      for mnemonic, game in REGISTRY.items()}
         self._db = await Database.open(self.config.db)
         self._client = BotClient(self.config)
         await self._client.start()
         presence = Presence(self.config, self._db, self._client, self.events)
+        readiness = Readiness()
         arena = Arena(self.config, self._db, self._client, presence, self.events,
                       Notifier(self._client, self.config.notify_timeout),
-                      asyncio.Semaphore(self.config.concurrency))
+                      asyncio.Semaphore(self.config.concurrency), self.games, self.assets,
+                      readiness)
         self._scheduler = Scheduler(arena)
         self._registrar = Registrar(self._scheduler)
         self._rpc = RpcService(self._registrar)
+        ready = ReadyService(self._db, self.assets, readiness)
+        for game in self.games.values():
+            if game.assets:
+                self._rpc.add_method(f"{game.prefix}.Ready",
+                                     functools.partial(ready.ready, game))
         await presence.start()
         await self._scheduler.start()
 
@@ -114,7 +135,11 @@ def build_app(config: Config, platform: Platform | None = None) -> web.Applicati
     async def rpc_handler(request: web.Request) -> web.StreamResponse:
         return await platform.rpc.handle(request)
 
+    async def asset_handler(request: web.Request) -> web.StreamResponse:
+        return await platform.assets.handle(request)
+
     app.cleanup_ctx.append(lifecycle)
     app.router.add_post("/rpc", rpc_handler)
+    app.router.add_get("/assets/{sha1}/{name}", asset_handler)
     app.router.add_routes(api.routes)
     return app

@@ -1,13 +1,16 @@
-"""The ``merknera`` command: ``serve``, ``demo``, ``user add``, ``user token``."""
+"""The ``merknera`` command: ``serve``, ``demo``, ``user add|token``, ``assets verify|manifest``."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
+from merknera.assets import AssetError
 from merknera.config import ConfigError, add_config_arguments, load_config, overrides_from_args
 from merknera.store import Database, StoreError, users
 
@@ -31,7 +34,49 @@ def _parser() -> argparse.ArgumentParser:
     token.add_argument("name")
     token.add_argument("--description", default="issued with merknera user token")
     add_config_arguments(token, keys=("db",))
+    assets = commands.add_parser("assets", help="check the game asset files")
+    asset_commands = assets.add_subparsers(dest="assets_command", required=True)
+    verify = asset_commands.add_parser(
+        "verify", help="check every asset file against the manifest (exit 1 on a mismatch)")
+    add_config_arguments(verify, keys=("assets_dir",))
+    manifest = asset_commands.add_parser(
+        "manifest", help="recompute the hashes of the files listed in manifest.json")
+    add_config_arguments(manifest, keys=("assets_dir",))
     return parser
+
+
+def _assets_verify(directory: Path) -> int:
+    from merknera import assets
+
+    try:
+        manifest = assets.read_manifest(directory)
+    except assets.AssetError as exc:
+        print(f"merknera: {exc}", file=sys.stderr)
+        return 1
+    _, problems = assets.check(directory, manifest)
+    bad = {problem.split(":", 1)[0] for problem in problems}
+    for path, entry in sorted(manifest.files.items()):
+        if path not in bad:
+            print(f"ok       {path}  sha1 {entry.sha1}  {entry.size} bytes")
+    for problem in problems:
+        print(f"MISMATCH {problem}")
+    print(f"{len(manifest.files) - len(bad)} of {len(manifest.files)} files match "
+          f"{directory / assets.MANIFEST}")
+    return 1 if problems else 0
+
+
+def _assets_manifest(directory: Path) -> int:
+    from merknera import assets
+
+    try:
+        manifest = assets.rebuild_manifest(directory)
+    except assets.AssetError as exc:
+        print(f"merknera: {exc}", file=sys.stderr)
+        return 1
+    (directory / assets.MANIFEST).write_text(json.dumps(manifest.to_json(), indent=2) + "\n",
+                                            "utf-8")
+    print(f"wrote {directory / assets.MANIFEST} ({len(manifest.files)} files)")
+    return 0
 
 
 async def _user_add(db_path: str, name: str) -> int:
@@ -75,6 +120,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=config.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
+        if args.command == "assets":
+            if args.assets_command == "verify":
+                return _assets_verify(config.assets_path)
+            return _assets_manifest(config.assets_path)
         if args.command == "serve":
             from merknera.server import serve
 
@@ -87,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.user_command == "add":
             return asyncio.run(_user_add(config.db, args.name))
         return asyncio.run(_user_token(config.db, args.name, args.description))
-    except StoreError as exc:
+    except (StoreError, AssetError) as exc:
         print(f"merknera: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:

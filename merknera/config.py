@@ -55,6 +55,9 @@ class Config:
     """Base URL that bots and browsers reach the platform at; empty means http://host:port."""
     db: str = "merknera.db"
     """Path of the SQLite database file."""
+    assets_dir: str = ""
+    """Directory of the game asset files and their manifest; empty means the ``assets/``
+    directory of this installation."""
 
     connect_timeout: float = 2.0
     """Seconds to open a connection to a bot."""
@@ -76,6 +79,8 @@ class Config:
     """Longest delay between re-pings of an offline bot."""
     offline_grace: float = 300.0
     """Seconds a game waits for an offline seat before that seat forfeits."""
+    ready_timeout: float = 120.0
+    """Seconds a bot that answered NewGame with PREPARING has to call Ready."""
 
     concurrency: int = 32
     """Games played at the same time, at most."""
@@ -101,6 +106,16 @@ class Config:
             return self.public_url.rstrip("/")
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}"
+
+    @property
+    def assets_path(self) -> Path:
+        """The asset directory: ``assets_dir``, or this installation's ``assets/``."""
+        if self.assets_dir:
+            return Path(self.assets_dir)
+        # Imported here: merknera.assets imports aiohttp, which `merknera user` never needs.
+        from merknera.assets import default_directory
+
+        return default_directory()
 
     @property
     def networks(self) -> tuple[IPNetwork, ...]:
@@ -166,6 +181,7 @@ def _validate(config: Config) -> Config:
                 "ping_interval", "offline_retry_min", "offline_retry_max"):
         need(getattr(config, key) > 0, key, "must be greater than 0")
     need(config.offline_grace >= 0, "offline_grace", "must not be negative")
+    need(config.ready_timeout > 0, "ready_timeout", "must be greater than 0")
     need(config.offline_retry_max >= config.offline_retry_min, "offline_retry_max",
          "must not be less than offline_retry_min")
     need(config.concurrency >= 1, "concurrency", "must be at least 1")

@@ -21,6 +21,8 @@ log = logging.getLogger(__name__)
 MAX_REQUEST_BYTES = 64 * 1024
 
 Method = Callable[[JSONObject], Awaitable[JSON]]
+"""A bot-initiated method: the (lower-cased) params in, the result out; refusals raise
+:class:`jsonrpc.RpcError`."""
 
 
 class RpcService:

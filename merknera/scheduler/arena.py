@@ -6,14 +6,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from merknera.assets import AssetStore
 from merknera.botclient import BotClient
 from merknera.config import Config
 from merknera.events import EventBus
-from merknera.games import JSONObject
+from merknera.games import AnyGame, JSONObject
 from merknera.scheduler.presence import Presence
+from merknera.scheduler.readiness import Readiness
 from merknera.store import Database
 from merknera.store.bots import Bot
 
@@ -77,3 +79,7 @@ class Arena:
     notifier: Notifier
     slots: asyncio.Semaphore
     """One permit per game in active play (``concurrency``)."""
+    games: Mapping[str, AnyGame]
+    """Every hosted game by mnemonic, set up with its assets."""
+    assets: AssetStore
+    readiness: Readiness

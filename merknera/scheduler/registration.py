@@ -16,7 +16,7 @@ from merknera.games import AnyGame, JSONObject, Outcome, Termination, UnknownGam
 from merknera.protocol import jsonrpc
 from merknera.protocol.signing import new_secret
 from merknera.scheduler.core import Scheduler
-from merknera.scheduler.roundrobin import registration_pairings
+from merknera.scheduler.roundrobin import registration_groups
 from merknera.store import bots, games, logs, now, users
 from merknera.store.bots import Bot, BotMetadata, BotStatus
 
@@ -179,7 +179,7 @@ def _register(conn: sqlite3.Connection, request: RegistrationRequest, game: AnyG
     bot = bots.insert(conn, name=name, version=version, game=game.mnemonic, user_id=user.id,
                       meta=meta, secret=secret)
     logs.add(conn, bot.id, f"Registered {name} (version: {version})")
-    new_games = _schedule_round_robin(conn, bot)
+    new_games = _schedule_round_robin(conn, bot, game.max_seats)
     message = (f"Hello, {name} (version: {version}), good luck with {game.name}!"
                if not existing else
                f"A new version of your bot has been registered as {name} "
@@ -204,17 +204,20 @@ def _reregister(conn: sqlite3.Connection, same: Bot, request: RegistrationReques
     return bot
 
 
-def _schedule_round_robin(conn: sqlite3.Connection, newcomer: Bot) -> list[int]:
+def _schedule_round_robin(conn: sqlite3.Connection, newcomer: Bot, max_seats: int) -> list[int]:
     # The stored status is read inside the transaction, so two bots registering at the
     # same moment see each other.  It means "answered this process": see Presence.start.
     opponents = {b.id: b for b in bots.opponents(conn, newcomer.game, newcomer.name)}
     names = {**{b.id: b.name for b in opponents.values()}, newcomer.id: newcomer.name}
     created = []
-    for seating in registration_pairings(newcomer.id, list(opponents)):
+    for seating in registration_groups(newcomer.id, list(opponents), max_seats):
         game_id = games.create(conn, newcomer.game, secrets.randbits(63), seating)
         created.append(game_id)
         for seat, bot_id in enumerate(seating):
-            logs.add(conn, bot_id, f"Scheduled game with {names[seating[1 - seat]]}. You are "
-                                   f"player {'one' if seat == 0 else 'two'} (gameId: {game_id})",
-                     game_id)
+            others = [names[other] for other in seating if other != bot_id]
+            logs.add(conn, bot_id, f"Scheduled game with {', '.join(others)}. You are player "
+                                   f"{_ORDINALS[seat]} (gameId: {game_id})", game_id)
     return created
+
+
+_ORDINALS = ("one", "two", "three", "four", "five", "six", "seven", "eight")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import logging
 import random
 import time
@@ -54,6 +55,14 @@ FORFEIT_FAULTS: dict[FaultKind, Termination] = {
     FaultKind.NOT_READY: Termination.NOT_READY,
 }
 """Faults that forfeit the game at once."""
+
+
+class _Answer(enum.Enum):
+    """What a seat's answer to NewGame means."""
+
+    READY = "READY"
+    PREPARING = "PREPARING"
+    UNREACHED = "UNREACHED"
 
 
 class ReplayError(RuntimeError):
@@ -145,7 +154,7 @@ class GameRunner:
     # -- rebuilding the state -------------------------------------------------------------
 
     def _replay(self, record: GameRecord, seated: list[Bot]) -> _Play:
-        game = get_game(record.game)
+        game = self._arena.games.get(record.game) or get_game(record.game)
         rules = self._arena.config.rules_for(game.mnemonic)
         rng = random.Random(record.seed)
         state = game.new({**game.default_settings, **record.settings},
@@ -179,10 +188,13 @@ class GameRunner:
 
     async def _start(self, play: _Play) -> None:
         """Send NewGame to every seat not yet ready, waiting up to the grace period for
-        seats that are offline; seats still absent then forfeit."""
+        seats that are offline and up to ``ready_timeout`` for seats that prepare; seats
+        absent or not ready then forfeit."""
         arena = self._arena
         deadline = time.monotonic() + arena.config.offline_grace
-        absent, ready = [], []
+        absent: list[Seat] = []
+        ready: list[Seat] = []
+        preparing: list[Seat] = []
         for seat in range(play.seats):
             if play.record.seats[seat].ready:
                 continue
@@ -191,8 +203,9 @@ class GameRunner:
                 if not await self._reachable(play, seat, deadline):
                     absent.append(seat)
                     break
-                if await self._new_game(play, seat):
-                    ready.append(seat)
+                answer = await self._new_game(play, seat)
+                if answer is not _Answer.UNREACHED:
+                    (ready if answer is _Answer.READY else preparing).append(seat)
                     break
                 # It answered a ping but NewGame could not reach it: try again after a pause
                 # (with back-off), within the grace period.
@@ -205,26 +218,55 @@ class GameRunner:
                 await self._acquire()
                 pause = min(pause * 2, arena.config.offline_retry_max)
         if absent:
-            play.forfeit = self._absent_outcome(play, absent)
+            grace = arena.config.offline_grace
+            play.forfeit = self._absent_outcome(
+                play, absent, Termination.UNREACHABLE,
+                f"stayed offline for more than {grace:g} s before the game began")
+            return
+        if preparing and not await self._await_ready(play, preparing):
             return
         await games.mark_running(arena.db, self._game_id, ready)
 
-    async def _new_game(self, play: _Play, seat: Seat) -> bool:
-        """``<G>.NewGame`` to one seat; False if the bot could not be reached."""
+    async def _await_ready(self, play: _Play, preparing: list[Seat]) -> bool:
+        """Wait for the seats that prepare to call Ready; False if some did not in time."""
+        arena = self._arena
+        self._release()
+        done = await arena.readiness.wait(self._game_id, preparing, arena.config.ready_timeout)
+        await self._acquire()
+        arena.readiness.forget(self._game_id, preparing)
+        late = [seat for seat in preparing if seat not in done]
+        if not late:
+            return True
+        why = (f"did not call {play.game.prefix}.Ready within "
+               f"{arena.config.ready_timeout:g} s of answering NewGame")
+        for seat in late:
+            await self._fault(play, seat, None, FaultKind.NOT_READY, f"it {why}")
+        play.forfeit = self._absent_outcome(play, late, Termination.NOT_READY, why)
+        return False
+
+    async def _new_game(self, play: _Play, seat: Seat) -> _Answer:
+        """``<G>.NewGame`` to one seat, with the game's asset descriptors."""
+        arena, game = self._arena, play.game
         bot = self._bot(play, seat)
         params: JSONObject = {"gameid": self._game_id, "players": play.seats}
-        params.update(play.game.new_game_params(play.state, seat))
-        reply = await self._arena.client.call(
-            bot.endpoint, bot.secret, f"{play.game.prefix}.NewGame", params,
-            self._arena.config.notify_timeout)
+        params.update(arena.assets.descriptors(game.mnemonic, arena.config.base_url))
+        params.update(game.new_game_params(play.state, seat))
+        reply = await arena.client.call(bot.endpoint, bot.secret, f"{game.prefix}.NewGame",
+                                        params, arena.config.notify_timeout)
         if reply.fault is not None and reply.fault.kind is FaultKind.UNREACHABLE:
-            self._arena.presence.went_unreachable(bot.id, f"NewGame: {reply.fault.message}")
-            return False
+            arena.presence.went_unreachable(bot.id, f"NewGame: {reply.fault.message}")
+            return _Answer.UNREACHED
         if reply.status is not None:
-            self._arena.presence.heard(bot.id)
-        # A game without assets needs no preparation: whatever else the bot answers
-        # (Merknera's bots do not implement NewGame at all) it counts as ready.
-        return True
+            arena.presence.heard(bot.id)
+        if not game.assets:
+            # Nothing to prepare: whatever else the bot answers (Merknera's bots do not
+            # implement NewGame at all) it counts as ready.
+            return _Answer.READY
+        status = reply.result.get("status") if isinstance(reply.result, dict) else None
+        if reply.ok and isinstance(status, str) and status.upper() == "READY":
+            return _Answer.READY
+        # PREPARING or PENDING, or an answer that is neither: the seat must call Ready.
+        return _Answer.PREPARING
 
     async def _reachable(self, play: _Play, seat: Seat, deadline: float) -> bool:
         """Whether the seat's bot can be asked now, waiting for it until ``deadline``."""
@@ -360,16 +402,17 @@ class GameRunner:
         standings = play.game.standings(play.state) if play.seats > 2 else None
         return Outcome.forfeit(seat, play.seats, termination, detail, standings)
 
-    def _absent_outcome(self, play: _Play, absent: list[Seat]) -> Outcome:
-        grace = self._arena.config.offline_grace
+    def _absent_outcome(self, play: _Play, absent: list[Seat], termination: Termination,
+                        why: str) -> Outcome:
+        """The end of a game that could not begin because of these seats."""
         names = ", ".join(self._name(play, seat) for seat in absent)
-        detail = f"{names} stayed offline for more than {grace:g} s before the game began"
-        if len(absent) == 1:
-            return Outcome.forfeit(absent[0], play.seats, Termination.UNREACHABLE, detail)
+        detail = f"{names} {why}"
         if len(absent) == play.seats:
             return Outcome.no_result(Termination.ABORTED, detail)
+        if len(absent) == 1:
+            return Outcome.forfeit(absent[0], play.seats, termination, detail)
         ranks = tuple(1 if seat in absent else 0 for seat in range(play.seats))
-        return Outcome(Termination.UNREACHABLE, ranks, detail)
+        return Outcome(termination, ranks, detail)
 
     async def _finish(self, play: _Play, outcome: Outcome) -> None:
         arena, game = self._arena, play.game

@@ -1,0 +1,205 @@
+"""Game asset files: the manifest of their hashes, verification, and serving under /assets/.
+
+The asset directory holds the files and ``manifest.json``::
+
+    {"files": {"scrabble/board-standard.json": {"sha1": "...", "sha256": "...",
+                                                "bytes": 2154, "content_type": "..."}},
+     "games": {"SCRABBLE": {"gameboard": "scrabble/board-standard.json", ...}}}
+
+At start-up every file is checked against the manifest and the platform refuses to start,
+naming the file, if one does not match.  Files are then served from memory at stable URLs,
+``/assets/<sha1>/<file name>``, with the SHA1 as ETag and a year of immutable caching: a
+changed file has a new hash and so a new URL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from aiohttp import web
+
+import merknera
+from merknera.games import JSON, JSONObject
+
+MANIFEST = "manifest.json"
+CONTENT_TYPES = {".json": "application/json", ".txt": "text/plain; charset=utf-8"}
+IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+class AssetError(ValueError):
+    """An asset directory or file that cannot be used, naming the file."""
+
+
+def default_directory() -> Path:
+    """The ``assets/`` directory next to the ``merknera`` package (the repository's)."""
+    return Path(merknera.__file__).resolve().parent.parent / "assets"
+
+
+@dataclass(frozen=True)
+class AssetFile:
+    """One file of the manifest."""
+
+    path: str
+    """Its path inside the asset directory, with forward slashes."""
+    sha1: str
+    sha256: str
+    size: int
+    content_type: str
+
+    @property
+    def name(self) -> str:
+        """The file name (the last part of its path)."""
+        return PurePosixPath(self.path).name
+
+    def url(self, base_url: str) -> str:
+        """The absolute URL the platform serves it at."""
+        return f"{base_url}/assets/{self.sha1}/{self.name}"
+
+    def to_json(self) -> JSONObject:
+        """The file's entry in the manifest."""
+        return {"sha1": self.sha1, "sha256": self.sha256, "bytes": self.size,
+                "content_type": self.content_type}
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """Which files there are, their hashes, and which game uses which file for what."""
+
+    files: Mapping[str, AssetFile]
+    games: Mapping[str, Mapping[str, str]]
+    """Per game mnemonic: asset name (e.g. "dictionary") -> file path."""
+
+    def to_json(self) -> JSONObject:
+        """The manifest as written to ``manifest.json``."""
+        return {"files": {path: f.to_json() for path, f in sorted(self.files.items())},
+                "games": {game: dict(sorted(roles.items()))
+                          for game, roles in sorted(self.games.items())}}
+
+
+def describe(path: str, content: bytes) -> AssetFile:
+    """A manifest entry for a file's contents."""
+    suffix = PurePosixPath(path).suffix
+    return AssetFile(path, hashlib.sha1(content).hexdigest(),  # noqa: S324 (a content id)
+                     hashlib.sha256(content).hexdigest(), len(content),
+                     CONTENT_TYPES.get(suffix, "application/octet-stream"))
+
+
+def read_manifest(directory: Path) -> Manifest:
+    """Read ``manifest.json`` of an asset directory.
+
+    :raises AssetError: if it is missing or malformed.
+    """
+    where = directory / MANIFEST
+    try:
+        data = json.loads(where.read_text("utf-8"))
+        files = {path: AssetFile(path, str(entry["sha1"]), str(entry["sha256"]),
+                                 int(entry["bytes"]), str(entry["content_type"]))
+                 for path, entry in data["files"].items()}
+        games = {str(game): {str(role): str(path) for role, path in roles.items()}
+                 for game, roles in data["games"].items()}
+    except OSError as exc:
+        raise AssetError(f"cannot read {where}: {exc.strerror}") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise AssetError(f"{where} is not a valid asset manifest: {exc!r}") from None
+    for game, roles in games.items():
+        for role, path in roles.items():
+            if path not in files:
+                raise AssetError(f"{where}: {game} {role} names {path}, which is not listed")
+    return Manifest(files, games)
+
+
+def check(directory: Path, manifest: Manifest) -> tuple[dict[str, bytes], list[str]]:
+    """Read every listed file and compare it with the manifest.
+
+    Returns the contents by path and the problems found, one sentence per file.
+    """
+    contents: dict[str, bytes] = {}
+    problems = []
+    for path, expected in sorted(manifest.files.items()):
+        target = directory / path
+        if ".." in PurePosixPath(path).parts or PurePosixPath(path).is_absolute():
+            problems.append(f"{path}: a manifest path must stay inside {directory}")
+            continue
+        try:
+            content = target.read_bytes()
+        except OSError as exc:
+            problems.append(f"{path}: cannot read it ({exc.strerror})")
+            continue
+        found = describe(path, content)
+        if found.size != expected.size:
+            problems.append(f"{path}: {found.size} bytes, the manifest says {expected.size}")
+        elif found.sha1 != expected.sha1:
+            problems.append(f"{path}: SHA1 {found.sha1}, the manifest says {expected.sha1}")
+        elif found.sha256 != expected.sha256:
+            problems.append(f"{path}: SHA256 {found.sha256}, "
+                            f"the manifest says {expected.sha256}")
+        else:
+            contents[path] = content
+    return contents, problems
+
+
+def rebuild_manifest(directory: Path) -> Manifest:
+    """The manifest with every listed file's hashes computed afresh (for operators who
+    replace or add a file and list it in ``manifest.json``)."""
+    manifest = read_manifest(directory)
+    files = {}
+    for path in manifest.files:
+        try:
+            files[path] = describe(path, (directory / path).read_bytes())
+        except OSError as exc:
+            raise AssetError(f"{path}: cannot read it ({exc.strerror})") from None
+    return Manifest(files, manifest.games)
+
+
+class AssetStore:
+    """The verified asset files, in memory, and their descriptors and URLs."""
+
+    def __init__(self, manifest: Manifest, contents: Mapping[str, bytes]) -> None:
+        self.manifest = manifest
+        self._contents = dict(contents)
+        self._by_sha1 = {f.sha1: f for f in manifest.files.values()}
+
+    @classmethod
+    def load(cls, directory: Path) -> AssetStore:
+        """Read and verify every file of a directory's manifest.
+
+        :raises AssetError: naming every file that does not match.
+        """
+        manifest = read_manifest(directory)
+        contents, problems = check(directory, manifest)
+        if problems:
+            raise AssetError("asset files do not match the manifest "
+                             f"({directory / MANIFEST}): " + "; ".join(problems))
+        return cls(manifest, contents)
+
+    def roles(self, game: str) -> Mapping[str, AssetFile]:
+        """A game's assets by name (empty for games without assets)."""
+        return {role: self.manifest.files[path]
+                for role, path in self.manifest.games.get(game, {}).items()}
+
+    def contents(self, game: str) -> dict[str, bytes]:
+        """A game's asset files' contents by asset name."""
+        return {role: self._contents[f.path] for role, f in self.roles(game).items()}
+
+    def descriptors(self, game: str, base_url: str) -> dict[str, JSON]:
+        """``{"<asset name>": {"sha1", "url"}}`` for a game's NewGame call."""
+        return {role: {"sha1": f.sha1, "url": f.url(base_url)}
+                for role, f in sorted(self.roles(game).items())}
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        """``GET /assets/{sha1}/{name}`` (and HEAD), with conditional requests."""
+        found = self._by_sha1.get(request.match_info["sha1"].lower())
+        if found is None or found.name != request.match_info["name"]:
+            raise web.HTTPNotFound(text=json.dumps({"error": "no such asset"}),
+                                   content_type="application/json")
+        headers = {"ETag": f'"{found.sha1}"', "Cache-Control": IMMUTABLE,
+                   "X-Content-SHA256": found.sha256}
+        if found.sha1 in request.headers.get("If-None-Match", ""):
+            return web.Response(status=304, headers=headers)
+        return web.Response(body=self._contents[found.path], headers=headers,
+                            content_type=found.content_type.split(";")[0],
+                            charset="utf-8" if "charset" in found.content_type else None)

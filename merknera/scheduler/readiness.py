@@ -1,0 +1,142 @@
+"""Seats getting ready: ``<G>.Ready`` calls from bots, and the runners waiting for them.
+
+A bot that answers ``<G>.NewGame`` with PREPARING downloads the game's assets and then
+calls ``<G>.Ready`` on ``/rpc`` with the SHA1 of each file it holds.  The call is checked
+against the store (the game, its seats) and the asset manifest (the hashes), recorded,
+and wakes the game's runner.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from merknera.assets import AssetStore
+from merknera.games import JSON, AnyGame, JSONObject
+from merknera.protocol import jsonrpc
+from merknera.store import Database, users
+from merknera.store.users import User
+
+
+class Readiness:
+    """Which seats of which games have said they are ready, for runners to wait on."""
+
+    def __init__(self) -> None:
+        self._events: dict[tuple[int, int], asyncio.Event] = {}
+
+    def mark(self, game_id: int, seat: int) -> None:
+        """The seat is ready."""
+        self._events.setdefault((game_id, seat), asyncio.Event()).set()
+
+    async def wait(self, game_id: int, seats: Iterable[int], time_limit: float) -> set[int]:
+        """Wait until these seats are ready or the time is up; returns the ready ones."""
+        waiting = {seat: self._events.setdefault((game_id, seat), asyncio.Event())
+                   for seat in seats}
+        pending = [asyncio.ensure_future(event.wait()) for event in waiting.values()]
+        try:
+            if pending:
+                await asyncio.wait(pending, timeout=time_limit)
+        finally:
+            for task in pending:
+                task.cancel()
+        return {seat for seat, event in waiting.items() if event.is_set()}
+
+    def forget(self, game_id: int, seats: Iterable[int]) -> None:
+        """Drop a game's entries once it has started."""
+        for seat in seats:
+            self._events.pop((game_id, seat), None)
+
+
+@dataclass(frozen=True)
+class _Seat:
+    seat: int
+    bot_name: str
+    user_id: int
+    ready: bool
+
+
+class ReadyService:
+    """Serves ``<G>.Ready`` for every game with assets."""
+
+    def __init__(self, db: Database, assets: AssetStore, readiness: Readiness) -> None:
+        self._db = db
+        self._assets = assets
+        self._readiness = readiness
+
+    async def ready(self, game: AnyGame, params: JSONObject) -> JSON:
+        """Check a Ready call and mark the seat ready; returns ``{"status": "OK"}``.
+
+        :raises jsonrpc.RpcError: saying precisely what was wrong.
+        """
+        game_id = params.get("gameid")
+        if isinstance(game_id, bool) or not isinstance(game_id, int):
+            raise jsonrpc.RpcError(jsonrpc.INVALID_PARAMS,
+                                   'The param "gameid" must be the integer id of the game')
+        for name in game.assets:
+            if not isinstance(params.get(name), str):
+                raise jsonrpc.RpcError(
+                    jsonrpc.INVALID_PARAMS,
+                    f'The param "{name}" must be the SHA1 (hex) of the {name} file you hold')
+        botname, token = params.get("botname"), params.get("token")
+        if botname is not None and not isinstance(botname, str):
+            raise jsonrpc.RpcError(jsonrpc.INVALID_PARAMS, 'The param "botname" must be a string')
+        if token is not None and not isinstance(token, str):
+            raise jsonrpc.RpcError(jsonrpc.INVALID_PARAMS, 'The param "token" must be a string')
+        found = await self._db.read(lambda conn: _game_seats(conn, game_id))
+        if found is None:
+            raise jsonrpc.RpcError(jsonrpc.UNKNOWN_GAME_ID, f"Game {game_id} is not known")
+        mnemonic, status, seats = found
+        if mnemonic != game.mnemonic:
+            raise jsonrpc.RpcError(jsonrpc.UNKNOWN_GAME_ID,
+                                   f"Game {game_id} is a {mnemonic} game, not {game.mnemonic}")
+        if status == "FINISHED":
+            raise jsonrpc.RpcError(jsonrpc.NOT_ALLOWED, f"Game {game_id} has finished")
+        for name, expected in sorted(self._assets.roles(game.mnemonic).items()):
+            held = str(params[name]).strip().lower()
+            if held != expected.sha1:
+                raise jsonrpc.RpcError(
+                    jsonrpc.ASSET_MISMATCH,
+                    f'The {name} file you hold (SHA1 {held[:64]}) is not the one of game '
+                    f"{game_id}: {expected.name} has SHA1 {expected.sha1}; download it again "
+                    f"from {expected.name}'s URL in {game.prefix}.NewGame")
+        seat = await self._identify(game_id, seats, botname, token)
+        await self._db.write_one("UPDATE seats SET ready = 1 WHERE game_id = ? AND seat = ?",
+                                 (game_id, seat.seat))
+        self._readiness.mark(game_id, seat.seat)
+        return {"status": "OK"}
+
+    async def _identify(self, game_id: int, seats: list[_Seat], botname: str | None,
+                        token: str | None) -> _Seat:
+        if botname is None:
+            preparing = [seat for seat in seats if not seat.ready]
+            if len(preparing) == 1:
+                return preparing[0]
+            raise jsonrpc.RpcError(
+                jsonrpc.INVALID_PARAMS,
+                f"{len(preparing)} seats of game {game_id} are preparing: "
+                'say which is yours with "botname" (and "token")')
+        mine = [seat for seat in seats if seat.bot_name == botname]
+        if not mine:
+            raise jsonrpc.RpcError(jsonrpc.NOT_ALLOWED,
+                                   f'No bot named "{botname}" plays in game {game_id}')
+        if token is not None:
+            owner: User | None = await users.find_user_by_token(self._db, token)
+            if owner is None or owner.id != mine[0].user_id:
+                raise jsonrpc.RpcError(jsonrpc.UNKNOWN_TOKEN,
+                                       f'That token does not own the bot "{botname}"')
+        # A bot seated twice (it cannot be, by the scheduler) would be ready twice over.
+        return next((seat for seat in mine if not seat.ready), mine[0])
+
+
+def _game_seats(conn: sqlite3.Connection,
+                game_id: int) -> tuple[str, str, list[_Seat]] | None:
+    row = conn.execute("SELECT game, status FROM games WHERE id = ?", (game_id,)).fetchone()
+    if row is None:
+        return None
+    seats = [_Seat(r["seat"], r["name"], r["user_id"], bool(r["ready"])) for r in conn.execute(
+        "SELECT seats.seat, seats.ready, bots.name, bots.user_id FROM seats "
+        "JOIN bots ON bots.id = seats.bot_id WHERE seats.game_id = ? ORDER BY seats.seat",
+        (game_id,))]
+    return row["game"], row["status"], seats
