@@ -17,6 +17,7 @@ import re
 import string
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 BLANK = "*"
@@ -101,7 +102,7 @@ class TileSet:
         # The scoring loop looks placed blanks up by their lower-case letter.
         blank = self.points.get(BLANK, 0)
         values = {**{letter.lower(): blank for letter in LETTERS}, **self.points}
-        object.__setattr__(self, "points", values)
+        object.__setattr__(self, "points", MappingProxyType(values))
 
     @property
     def total(self) -> int:
@@ -180,7 +181,7 @@ def parse_letters(data: bytes) -> TileSet:
             if not isinstance(entry, dict):
                 raise ValueError(f"a tile must be an object, not {entry!r}")
             letter = entry.get("letter")
-            if not isinstance(letter, str) or letter not in f"{LETTERS}{BLANK}" or not letter:
+            if not isinstance(letter, str) or len(letter) != 1 or letter not in LETTERS + BLANK:
                 raise ValueError(f"a tile letter must be A-Z or *, not {letter!r}")
             if letter in points:
                 raise ValueError(f"the letter {letter} is listed twice")
