@@ -31,6 +31,8 @@ class DemoBot:
     module: str
     strategy: str
     name: str
+    downloads: bool = False
+    """Whether it takes ``--cache DIR`` for the game assets it downloads."""
 
 
 DEMO_BOTS: tuple[DemoBot, ...] = (
@@ -38,8 +40,12 @@ DEMO_BOTS: tuple[DemoBot, ...] = (
     DemoBot("bots.tictactoe", "perfect", "Perfect Pete"),
     DemoBot("bots.tictactoe", "random", "Random Rita"),
     DemoBot("bots.tictactoe", "random", "Random Rob"),
+    DemoBot("bots.scrabble", "best", "Wordsmith", downloads=True),
+    DemoBot("bots.scrabble", "best", "Lexicographer", downloads=True),
+    DemoBot("bots.scrabble", "random", "Scribbler", downloads=True),
+    DemoBot("bots.scrabble", "random", "Doodler", downloads=True),
 )
-DEMO_GAMES = ("TICTACTOE",)
+DEMO_GAMES = ("TICTACTOE", "SCRABBLE")
 DEMO_USER = "demo"
 
 
@@ -52,10 +58,11 @@ async def _token(db: Database) -> str:
 
 
 async def _start_bot(bot: DemoBot, base_url: str, token: str, version: str,
-                     log_file: IO[bytes]) -> asyncio.subprocess.Process:
+                     log_file: IO[bytes], cache: Path) -> asyncio.subprocess.Process:
+    extra = ("--cache", str(cache)) if bot.downloads else ()
     return await asyncio.create_subprocess_exec(
         sys.executable, "-m", bot.module, "--strategy", bot.strategy, "--platform", base_url,
-        "--token", token, "--port", "0", "--name", bot.name, "--version", version,
+        "--token", token, "--port", "0", "--name", bot.name, "--version", version, *extra,
         stdout=asyncio.subprocess.DEVNULL, stdin=asyncio.subprocess.DEVNULL, stderr=log_file,
         # Their own session: Ctrl-C in the terminal reaches the demo only, which stops the
         # games before the bots (else games under way would end as forfeits).
@@ -78,13 +85,15 @@ async def _stop_bots(processes: Sequence[asyncio.subprocess.Process]) -> None:
 
 def _game_line(event: GameFinished) -> str:
     names = [bot.rsplit(" (", 1)[0] for bot in event.bots]
+    if event.scores is not None:
+        names = [f"{name} {score:g}" for name, score in zip(names, event.scores, strict=True)]
     if "WIN" in event.results:
         verdict = f"{names[event.results.index('WIN')]} won"
     elif "DRAW" in event.results:
         verdict = "draw"
     else:
         verdict = "no result"
-    return (f"game {event.game_id:>5}  {event.game:<10} {' vs '.join(names):<32} "
+    return (f"game {event.game_id:>5}  {event.game:<10} {' vs '.join(names):<34} "
             f"{verdict:<20} {event.reason.lower()}: {event.detail}")
 
 
@@ -111,8 +120,9 @@ async def run_demo(config: Config) -> int:
             try:
                 with bot_log.open("ab") as log_file:  # noqa: ASYNC230 (once, at start-up)
                     for bot in DEMO_BOTS:
-                        processes.append(
-                            await _start_bot(bot, live.base_url, token, version, log_file))
+                        processes.append(await _start_bot(
+                            bot, live.base_url, token, version, log_file,
+                            Path(f"{live.db}.bot-cache")))
                 print(f"started {len(processes)} reference bots (version {version}, their logs "
                       f"in {bot_log}); Ctrl-C stops everything", flush=True)
                 printer = asyncio.create_task(_print_games(queue, platform))

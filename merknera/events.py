@@ -25,6 +25,8 @@ class GameFinished:
     """WIN, DRAW, LOSS or NONE per seat."""
     reason: str
     detail: str
+    scores: tuple[float, ...] | None = None
+    """Game points per seat, for games that keep a score."""
 
 
 @dataclass(frozen=True)

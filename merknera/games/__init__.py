@@ -22,12 +22,14 @@ from merknera.games.base import (
     Termination,
     UnknownGameError,
 )
+from merknera.games.scrabble import Scrabble
 from merknera.games.tictactoe import TicTacToe
 
 AnyGame = Game[Any, Any]
 
-REGISTRY: dict[str, AnyGame] = {game.mnemonic: game for game in (TicTacToe(),)}
-"""Every hosted game by its mnemonic."""
+REGISTRY: dict[str, AnyGame] = {game.mnemonic: game for game in (TicTacToe(), Scrabble())}
+"""Every hosted game by its mnemonic.  Games with assets are not ready to play until
+:meth:`Game.with_assets` has given them their files (the platform does that at start-up)."""
 
 
 def get_game(mnemonic: str) -> AnyGame:

@@ -430,7 +430,8 @@ class GameRunner:
             return
         arena.events.publish(GameFinished(
             self._game_id, game.mnemonic, tuple(f"{b.name} ({b.version})" for b in seats),
-            tuple(r.value for r in results), outcome.termination.value, outcome.detail))
+            tuple(r.value for r in results), outcome.termination.value, outcome.detail,
+            outcome.scores))
         for seat, bot in enumerate(seats):
             params: JSONObject = {"gameid": self._game_id,
                                   "winner": results[seat] is SeatResult.WIN}
