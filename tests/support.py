@@ -110,12 +110,22 @@ class ScriptedBot:
     """The most NextMove calls this bot was answering at the same time."""
     shared: InFlight | None = None
     """A counter shared by several bots, to see how many calls were out at once in all."""
+    new_game: JSON = None
+    """The result to answer NewGame with (None: a method-not-found error, as Merknera's
+    bots did)."""
+    _arrived: asyncio.Condition = dataclasses.field(default_factory=asyncio.Condition,
+                                                    repr=False)
 
     def app(self) -> web.Application:
         """The bot's aiohttp application (serve it with the aiohttp_server fixture)."""
         app = web.Application()
         app.router.add_post("/rpc", self._handle)
         return app
+
+    async def wait_for(self, suffix: str, count: int, time_limit: float = 20.0) -> None:
+        """Wait until ``count`` calls whose method ends with ``suffix`` have come in."""
+        async with asyncio.timeout(time_limit), self._arrived:
+            await self._arrived.wait_for(lambda: len(self.methods(suffix)) >= count)
 
     def methods(self, suffix: str) -> list[dict[str, Any]]:
         """The params of every call received whose method ends with ``suffix``."""
@@ -128,6 +138,8 @@ class ScriptedBot:
         call = json.loads(body)
         method, params, call_id = call["method"], call.get("params") or {}, call["id"]
         self.calls.append((method, params))
+        async with self._arrived:
+            self._arrived.notify_all()
         if method == "Status.Ping":
             return web.json_response({"jsonrpc": "2.0", "result": {"ping": "OK"}, "id": call_id})
         if method.endswith(".NextMove"):
@@ -144,6 +156,9 @@ class ScriptedBot:
             if isinstance(reply, web.StreamResponse):
                 return reply
             return web.json_response({"jsonrpc": "2.0", "result": reply, "id": call_id})
+        if method.endswith(".NewGame") and self.new_game is not None:
+            return web.json_response({"jsonrpc": "2.0", "result": self.new_game,
+                                      "id": call_id})
         if method.endswith((".Complete", ".Error")):
             return web.json_response({"jsonrpc": "2.0", "result": None, "id": call_id})
         return web.json_response({"jsonrpc": "2.0", "id": call_id, "error": {
