@@ -22,16 +22,10 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from bots.scrabble_lexicon import (
-    BLANK,
-    BoardLayout,
-    LetterSet,
-    Lexicon,
-    Position,
-    best_move,
-    check_play,
-    generate_moves,
-)
+from bots.scrabble_check import check_play
+from bots.scrabble_files import BLANK, BoardLayout, LetterSet
+from bots.scrabble_lexicon import Lexicon, Position
+from bots.scrabble_movegen import best_move, generate_moves
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "scrabble"
 

@@ -48,15 +48,10 @@ from bots.scrabble_assets import (
     default_cache_dir,
     is_sha1,
 )
-from bots.scrabble_lexicon import (
-    BLANK,
-    IllegalPlayError,
-    Move,
-    Position,
-    best_move,
-    check_play,
-    generate_moves,
-)
+from bots.scrabble_check import IllegalPlayError, check_play
+from bots.scrabble_files import BLANK
+from bots.scrabble_lexicon import Move, Position
+from bots.scrabble_movegen import best_move, generate_moves
 
 __all__ = ["GAME", "PREFIX", "STRATEGIES", "ScrabblePlayer", "main", "make_bot"]
 

@@ -30,7 +30,8 @@ from typing import TypeVar
 
 import aiohttp
 
-from bots.scrabble_lexicon import BoardLayout, LetterSet, Lexicon
+from bots.scrabble_files import BoardLayout, LetterSet
+from bots.scrabble_lexicon import Lexicon
 
 __all__ = [
     "ASSET_NAMES",

@@ -27,16 +27,10 @@ from pytest_aiohttp import AiohttpClient, AiohttpServer
 
 from bots.scrabble import ScrabblePlayer
 from bots.scrabble_assets import AssetCache, sha1_of
-from bots.scrabble_lexicon import (
-    BoardLayout,
-    LetterSet,
-    Lexicon,
-    Move,
-    Position,
-    Tile,
-    check_play,
-    generate_moves,
-)
+from bots.scrabble_check import check_play
+from bots.scrabble_files import BoardLayout, LetterSet
+from bots.scrabble_lexicon import Lexicon, Move, Position, Tile
+from bots.scrabble_movegen import generate_moves
 
 REPO = Path(__file__).resolve().parents[2]
 ASSETS = REPO / "assets" / "scrabble"

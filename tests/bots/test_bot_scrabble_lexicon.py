@@ -18,19 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from bots.scrabble_lexicon import (
-    BLANK,
-    BoardLayout,
-    IllegalPlayError,
-    LetterSet,
-    Lexicon,
-    Move,
-    Position,
-    Tile,
-    best_move,
-    check_play,
-    generate_moves,
-)
+from bots.scrabble_check import IllegalPlayError, check_play
+from bots.scrabble_files import BLANK, BoardLayout, LetterSet
+from bots.scrabble_lexicon import Lexicon, Move, Position, Tile
+from bots.scrabble_movegen import best_move, generate_moves
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "scrabble"
 
