@@ -29,6 +29,8 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/referee.py
+	$(PY) bench/scrabble.py
+	$(PY) bench/scrabble_bot.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info
