@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from merknera.assets import AssetStore
 from merknera.games import JSON, AnyGame, JSONObject
 from merknera.protocol import jsonrpc
-from merknera.store import Database, users
+from merknera.store import Database, logs, users
 from merknera.store.users import User
 
 
@@ -52,6 +52,7 @@ class Readiness:
 @dataclass(frozen=True)
 class _Seat:
     seat: int
+    bot_id: int
     bot_name: str
     user_id: int
     ready: bool
@@ -102,8 +103,13 @@ class ReadyService:
                     f"{game_id}: {expected.name} has SHA1 {expected.sha1}; download it again "
                     f"from {expected.name}'s URL in {game.prefix}.NewGame")
         seat = await self._identify(game_id, seats, botname, token)
-        await self._db.write_one("UPDATE seats SET ready = 1 WHERE game_id = ? AND seat = ?",
-                                 (game_id, seat.seat))
+        def record(conn: sqlite3.Connection) -> None:
+            conn.execute("UPDATE seats SET ready = 1 WHERE game_id = ? AND seat = ?",
+                         (game_id, seat.seat))
+            logs.add(conn, seat.bot_id, f"{game.prefix}.Ready (gameId: {game_id}): the "
+                                        "asset hashes match", game_id)
+
+        await self._db.transaction(record)
         self._readiness.mark(game_id, seat.seat)
         return {"status": "OK"}
 
@@ -135,8 +141,9 @@ def _game_seats(conn: sqlite3.Connection,
     row = conn.execute("SELECT game, status FROM games WHERE id = ?", (game_id,)).fetchone()
     if row is None:
         return None
-    seats = [_Seat(r["seat"], r["name"], r["user_id"], bool(r["ready"])) for r in conn.execute(
-        "SELECT seats.seat, seats.ready, bots.name, bots.user_id FROM seats "
+    seats = [_Seat(r["seat"], r["bot_id"], r["name"], r["user_id"], bool(r["ready"]))
+             for r in conn.execute(
+        "SELECT seats.seat, seats.bot_id, seats.ready, bots.name, bots.user_id FROM seats "
         "JOIN bots ON bots.id = seats.bot_id WHERE seats.game_id = ? ORDER BY seats.seat",
         (game_id,))]
     return row["game"], row["status"], seats

@@ -253,10 +253,13 @@ class E2E:
         return self.platform
 
     async def start_bot(self, strategy: str, name: str, token: str, *, delay: float = 0.0,
-                        seed: int | None = None, version: str = "1.0.0") -> BotProcess:
-        """A reference tic-tac-toe bot, registered (its READY line read)."""
-        args = ["-m", "bots.tictactoe", "--strategy", strategy, "--platform", self.url,
-                "--token", token, "--port", "0", "--name", name, "--version", version]
+                        seed: int | None = None, version: str = "1.0.0",
+                        module: str = "bots.tictactoe",
+                        extra: Sequence[str] = ()) -> BotProcess:
+        """A reference bot (tic-tac-toe unless ``module`` says otherwise), registered (its
+        READY line read)."""
+        args = ["-m", module, "--strategy", strategy, "--platform", self.url,
+                "--token", token, "--port", "0", "--name", name, "--version", version, *extra]
         if delay:
             args += ["--delay", str(delay)]
         if seed is not None:
