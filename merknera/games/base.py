@@ -202,6 +202,12 @@ class Game(ABC, Generic[StateT, MoveT]):
     assets: tuple[str, ...] = ()
     """The names of the asset files a bot needs (``NewGame`` carries their descriptors)."""
     default_settings: Mapping[str, JSON] = {}
+    id_param: str = "gameid"
+    """The param that carries the platform's id of the game in every call."""
+    new_game_method: str = "NewGame"
+    """The call that opens the game for each seat (``<prefix>.<new_game_method>``)."""
+    complete_method: str = "Complete"
+    """The call that tells each seat how the game ended."""
 
     # -- rules -------------------------------------------------------------------------
 
@@ -285,10 +291,22 @@ class Game(ABC, Generic[StateT, MoveT]):
     def complete_params(self, state: StateT, seat: Seat) -> JSONObject:
         """The params of ``<G>.Complete`` for ``seat`` (besides ``gameid`` and ``winner``)."""
 
+    def opening_announcements(self, state: StateT) -> Sequence[Announcement]:
+        """Calls to make once every seat has opened the game, before the first move."""
+        return ()
+
     def announcements(self, before: StateT, seat: Seat, move: MoveT,
                       after: StateT) -> Sequence[Announcement]:
-        """Calls to make because ``seat`` played ``move`` (none by default)."""
+        """Calls to make because ``seat`` (or :data:`CHANCE`) played ``move``.
+
+        The runner delivers them, in order for each seat, before it asks for the next move.
+        """
         return ()
+
+    def error_params(self, state: StateT, seat: Seat) -> JSONObject:
+        """Params of ``<G>.Error`` besides the game id, message and errorcode (e.g. the ids
+        of a game within a match)."""
+        return {}
 
     def describe_move(self, state: StateT, seat: Seat, move: MoveT) -> str:
         """A short human description of a move, for logs."""

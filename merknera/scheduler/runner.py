@@ -17,6 +17,7 @@ import enum
 import logging
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from merknera.botclient import CallResult
@@ -25,6 +26,7 @@ from merknera.events import GameFinished, MovePlayed
 from merknera.games import (
     CHANCE,
     JSON,
+    Announcement,
     AnyGame,
     IllegalMoveError,
     InvalidMoveError,
@@ -226,6 +228,26 @@ class GameRunner:
         if preparing and not await self._await_ready(play, preparing):
             return
         await games.mark_running(arena.db, self._game_id, ready)
+        await self._announce(play, play.game.opening_announcements(play.state))
+
+    async def _announce(self, play: _Play, notes: Sequence[Announcement]) -> None:
+        """Deliver calls whose replies are ignored, in order for each seat, seats at once,
+        before the game goes on (a bot must hear that its turn starts before it is asked)."""
+        if not notes:
+            return
+        arena, game = self._arena, play.game
+        by_seat: dict[Seat, list[Announcement]] = {}
+        for note in notes:
+            by_seat.setdefault(note.seat, []).append(note)
+
+        async def deliver(seat: Seat, mine: list[Announcement]) -> None:
+            bot = self._bot(play, seat)
+            for note in mine:
+                await arena.client.notify(bot.endpoint, bot.secret,
+                                          f"{game.prefix}.{note.method}",
+                                          {game.id_param: self._game_id, **note.params})
+
+        await asyncio.gather(*(deliver(seat, mine) for seat, mine in by_seat.items()))
 
     async def _await_ready(self, play: _Play, preparing: list[Seat]) -> bool:
         """Wait for the seats that prepare to call Ready; False if some did not in time."""
@@ -248,11 +270,12 @@ class GameRunner:
         """``<G>.NewGame`` to one seat, with the game's asset descriptors."""
         arena, game = self._arena, play.game
         bot = self._bot(play, seat)
-        params: JSONObject = {"gameid": self._game_id, "players": play.seats}
+        params: JSONObject = {game.id_param: self._game_id, "players": play.seats}
         params.update(arena.assets.descriptors(game.mnemonic, arena.config.base_url))
         params.update(game.new_game_params(play.state, seat))
-        reply = await arena.client.call(bot.endpoint, bot.secret, f"{game.prefix}.NewGame",
-                                        params, arena.config.notify_timeout)
+        reply = await arena.client.call(
+            bot.endpoint, bot.secret, f"{game.prefix}.{game.new_game_method}", params,
+            arena.config.notify_timeout)
         if reply.fault is not None and reply.fault.kind is FaultKind.UNREACHABLE:
             arena.presence.went_unreachable(bot.id, f"NewGame: {reply.fault.message}")
             return _Answer.UNREACHED
@@ -294,7 +317,8 @@ class GameRunner:
             after = game.apply(play.state, CHANCE, move)
             if not await self._store(play, CHANCE, move=game.move_to_wire(move)):
                 return False
-            play.state = after
+            before, play.state = play.state, after
+            await self._announce(play, game.announcements(before, CHANCE, move, after))
             return True
         if seat not in play.moved and not await arena.presence.ensure_fresh(play.bot_id(seat)):
             # PROTOCOL.md: a bot not heard from lately is pinged before its first move; one
@@ -303,7 +327,7 @@ class GameRunner:
             return await self._fault(play, seat, None, FaultKind.UNREACHABLE,
                                      "Status.Ping before its first move got no answer")
         bot = self._bot(play, seat)
-        params: JSONObject = {"gameid": self._game_id}
+        params: JSONObject = {game.id_param: self._game_id}
         params.update(game.next_move_params(play.state, seat))
         reply = await arena.client.call(bot.endpoint, bot.secret, f"{game.prefix}.NextMove",
                                         params, play.rules.move_timeout)
@@ -327,9 +351,7 @@ class GameRunner:
             return False
         before, play.state = play.state, after
         arena.events.publish(MovePlayed(self._game_id, play.seq, seat, wire))
-        for note in game.announcements(before, seat, move, after):
-            arena.notifier.send(self._bot(play, note.seat), [(
-                f"{game.prefix}.{note.method}", {"gameid": self._game_id, **note.params})])
+        await self._announce(play, game.announcements(before, seat, move, after))
         return True
 
     async def _fault(self, play: _Play, seat: Seat, reply: CallResult | None, kind: FaultKind,
@@ -353,8 +375,10 @@ class GameRunner:
         text = f"{message} ({consequence})"
         await logs.write(self._arena.db, bot.id, f"Fault {kind.value} (gameId: {self._game_id}): "
                                                  f"{text}", self._game_id)
-        self._arena.notifier.send(bot, [(f"{play.game.prefix}.Error", {
-            "gameid": self._game_id, "message": text, "errorcode": kind.error_code})])
+        params: JSONObject = {play.game.id_param: self._game_id}
+        params.update(play.game.error_params(play.state, seat))
+        params.update({"message": text, "errorcode": kind.error_code})
+        self._arena.notifier.send(bot, [(f"{play.game.prefix}.Error", params)])
         return True
 
     async def _store(self, play: _Play, seat: Seat, *, move: JSON = None,
@@ -433,10 +457,10 @@ class GameRunner:
             tuple(r.value for r in results), outcome.termination.value, outcome.detail,
             outcome.scores))
         for seat, bot in enumerate(seats):
-            params: JSONObject = {"gameid": self._game_id,
+            params: JSONObject = {game.id_param: self._game_id,
                                   "winner": results[seat] is SeatResult.WIN}
             params.update(game.complete_params(play.state, seat))
-            arena.notifier.send(bot, [(f"{game.prefix}.Complete", params)])
+            arena.notifier.send(bot, [(f"{game.prefix}.{game.complete_method}", params)])
 
     async def _finish_without_play(self, termination: Termination, detail: str) -> None:
         await games.finish(self._arena.db, self._game_id,
