@@ -31,6 +31,7 @@ bench: $(STAMP)
 	$(PY) bench/referee.py
 	$(PY) bench/scrabble.py
 	$(PY) bench/scrabble_bot.py
+	$(PY) bench/games.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info
