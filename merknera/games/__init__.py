@@ -26,12 +26,14 @@ from merknera.games.battlebot import NoughtsAndCrosses, Numberwang
 from merknera.games.hexagons import Hexagons
 from merknera.games.kalaha import Kalaha
 from merknera.games.scrabble import Scrabble
+from merknera.games.squelch import Squelch
 from merknera.games.tictactoe import TicTacToe
 
 AnyGame = Game[Any, Any]
 
 REGISTRY: dict[str, AnyGame] = {game.mnemonic: game for game in (
-    TicTacToe(), Scrabble(), Hexagons(), NoughtsAndCrosses(), Numberwang(), Kalaha())}
+    TicTacToe(), Scrabble(), Squelch(), Hexagons(), NoughtsAndCrosses(), Numberwang(),
+    Kalaha())}
 """Every hosted game by its mnemonic.  Games with assets are not ready to play until
 :meth:`Game.with_assets` has given them their files (the platform does that at start-up)."""
 

@@ -308,6 +308,12 @@ class Game(ABC, Generic[StateT, MoveT]):
         of a game within a match)."""
         return {}
 
+    def public_move(self, wire: JSON) -> JSON:
+        """A stored move as anybody may see it while the game runs (hide what the rules
+        keep secret, e.g. which tiles a Scrabble exchange returned).  ``wire`` is what
+        :meth:`move_to_wire` made, and this must not fail on it."""
+        return wire
+
     def describe_move(self, state: StateT, seat: Seat, move: MoveT) -> str:
         """A short human description of a move, for logs."""
         return repr(self.move_to_wire(move))

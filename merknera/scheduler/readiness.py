@@ -9,6 +9,7 @@ and wakes the game's runner.
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -21,30 +22,48 @@ from merknera.store.users import User
 
 
 class Readiness:
-    """Which seats of which games have said they are ready, for runners to wait on."""
+    """Seats that answered NewGame with PREPARING, and whether they have called Ready.
+
+    The runner says which seats it expects a Ready from; ``<G>.Ready`` marks them; the
+    runner waits and then forgets the game.  A Ready that comes before the runner has read
+    the PREPARING answer is kept too (the bot may be that quick).
+    """
 
     def __init__(self) -> None:
         self._events: dict[tuple[int, int], asyncio.Event] = {}
+
+    def expect(self, game_id: int, seat: int) -> None:
+        """The seat answered PREPARING: a Ready is due."""
+        self._events.setdefault((game_id, seat), asyncio.Event())
+
+    def preparing(self, game_id: int, seats: Iterable[int]) -> list[int]:
+        """Those of ``seats`` expected to call Ready that have not yet."""
+        return [seat for seat in seats
+                if (event := self._events.get((game_id, seat))) is not None
+                and not event.is_set()]
 
     def mark(self, game_id: int, seat: int) -> None:
         """The seat is ready."""
         self._events.setdefault((game_id, seat), asyncio.Event()).set()
 
-    async def wait(self, game_id: int, seats: Iterable[int], time_limit: float) -> set[int]:
-        """Wait until these seats are ready or the time is up; returns the ready ones."""
-        waiting = {seat: self._events.setdefault((game_id, seat), asyncio.Event())
-                   for seat in seats}
-        pending = [asyncio.ensure_future(event.wait()) for event in waiting.values()]
+    def is_ready(self, game_id: int, seat: int) -> bool:
+        """Whether the seat has called Ready."""
+        event = self._events.get((game_id, seat))
+        return event is not None and event.is_set()
+
+    async def wait(self, game_id: int, seats: Iterable[int], time_limit: float) -> None:
+        """Wait until these seats are ready or the time is up."""
+        waiting = [self._events.setdefault((game_id, seat), asyncio.Event()) for seat in seats]
+        pending = [asyncio.ensure_future(event.wait()) for event in waiting]
         try:
             if pending:
                 await asyncio.wait(pending, timeout=time_limit)
         finally:
             for task in pending:
                 task.cancel()
-        return {seat for seat, event in waiting.items() if event.is_set()}
 
     def forget(self, game_id: int, seats: Iterable[int]) -> None:
-        """Drop a game's entries once it has started."""
+        """Drop a game's entries (it has begun, or ended before it could)."""
         for seat in seats:
             self._events.pop((game_id, seat), None)
 
@@ -72,7 +91,8 @@ class ReadyService:
         :raises jsonrpc.RpcError: saying precisely what was wrong.
         """
         game_id = params.get("gameid")
-        if isinstance(game_id, bool) or not isinstance(game_id, int):
+        if isinstance(game_id, bool) or not isinstance(game_id, int) or not (
+                1 <= game_id < 2**63):
             raise jsonrpc.RpcError(jsonrpc.INVALID_PARAMS,
                                    'The param "gameid" must be the integer id of the game')
         for name in game.assets:
@@ -83,25 +103,32 @@ class ReadyService:
         botname, token = params.get("botname"), params.get("token")
         if botname is not None and not isinstance(botname, str):
             raise jsonrpc.RpcError(jsonrpc.INVALID_PARAMS, 'The param "botname" must be a string')
+        if botname is not None and token is None:
+            raise jsonrpc.RpcError(jsonrpc.INVALID_PARAMS,
+                                   'The param "token" is required with "botname"')
         if token is not None and not isinstance(token, str):
             raise jsonrpc.RpcError(jsonrpc.INVALID_PARAMS, 'The param "token" must be a string')
         found = await self._db.read(lambda conn: _game_seats(conn, game_id))
         if found is None:
             raise jsonrpc.RpcError(jsonrpc.UNKNOWN_GAME_ID, f"Game {game_id} is not known")
-        mnemonic, status, seats = found
+        mnemonic, status, settings, seats = found
         if mnemonic != game.mnemonic:
             raise jsonrpc.RpcError(jsonrpc.UNKNOWN_GAME_ID,
                                    f"Game {game_id} is a {mnemonic} game, not {game.mnemonic}")
         if status == "FINISHED":
             raise jsonrpc.RpcError(jsonrpc.NOT_ALLOWED, f"Game {game_id} has finished")
+        recorded = settings.get("assets")
         for name, expected in sorted(self._assets.roles(game.mnemonic).items()):
+            wanted = (recorded.get(name) if isinstance(recorded, dict) else None) or expected.sha1
             held = str(params[name]).strip().lower()
-            if held != expected.sha1:
+            if held != wanted:
                 raise jsonrpc.RpcError(
                     jsonrpc.ASSET_MISMATCH,
                     f'The {name} file you hold (SHA1 {held[:64]}) is not the one of game '
-                    f"{game_id}: {expected.name} has SHA1 {expected.sha1}; download it again "
+                    f"{game_id}: {expected.name} has SHA1 {wanted}; download it again "
                     f"from {expected.name}'s URL in {game.prefix}.NewGame")
+        if status == "RUNNING":
+            return {"status": "OK"}  # it began already: a repeated Ready changes nothing
         seat = await self._identify(game_id, seats, botname, token)
         def record(conn: sqlite3.Connection) -> None:
             conn.execute("UPDATE seats SET ready = 1 WHERE game_id = ? AND seat = ?",
@@ -116,7 +143,10 @@ class ReadyService:
     async def _identify(self, game_id: int, seats: list[_Seat], botname: str | None,
                         token: str | None) -> _Seat:
         if botname is None:
-            preparing = [seat for seat in seats if not seat.ready]
+            # Merknera's wiki had no botname: then the one seat still preparing is meant.
+            # (Without a name nothing is authenticated; bots should send botname + token.)
+            waiting = set(self._readiness.preparing(game_id, [seat.seat for seat in seats]))
+            preparing = [seat for seat in seats if seat.seat in waiting]
             if len(preparing) == 1:
                 return preparing[0]
             raise jsonrpc.RpcError(
@@ -127,18 +157,18 @@ class ReadyService:
         if not mine:
             raise jsonrpc.RpcError(jsonrpc.NOT_ALLOWED,
                                    f'No bot named "{botname}" plays in game {game_id}')
-        if token is not None:
-            owner: User | None = await users.find_user_by_token(self._db, token)
-            if owner is None or owner.id != mine[0].user_id:
-                raise jsonrpc.RpcError(jsonrpc.UNKNOWN_TOKEN,
-                                       f'That token does not own the bot "{botname}"')
+        owner: User | None = await users.find_user_by_token(self._db, token or "")
+        if owner is None or owner.id != mine[0].user_id:
+            raise jsonrpc.RpcError(jsonrpc.UNKNOWN_TOKEN,
+                                   f'That token does not own the bot "{botname}"')
         # A bot seated twice (it cannot be, by the scheduler) would be ready twice over.
         return next((seat for seat in mine if not seat.ready), mine[0])
 
 
 def _game_seats(conn: sqlite3.Connection,
-                game_id: int) -> tuple[str, str, list[_Seat]] | None:
-    row = conn.execute("SELECT game, status FROM games WHERE id = ?", (game_id,)).fetchone()
+                game_id: int) -> tuple[str, str, dict[str, JSON], list[_Seat]] | None:
+    row = conn.execute("SELECT game, status, settings FROM games WHERE id = ?",
+                       (game_id,)).fetchone()
     if row is None:
         return None
     seats = [_Seat(r["seat"], r["bot_id"], r["name"], r["user_id"], bool(r["ready"]))
@@ -146,4 +176,4 @@ def _game_seats(conn: sqlite3.Connection,
         "SELECT seats.seat, seats.bot_id, seats.ready, bots.name, bots.user_id FROM seats "
         "JOIN bots ON bots.id = seats.bot_id WHERE seats.game_id = ? ORDER BY seats.seat",
         (game_id,))]
-    return row["game"], row["status"], seats
+    return row["game"], row["status"], json.loads(row["settings"]), seats

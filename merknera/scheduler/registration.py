@@ -12,7 +12,15 @@ import sqlite3
 from dataclasses import dataclass
 
 from merknera.endpoints import EndpointRefusedError, check_endpoint
-from merknera.games import AnyGame, JSONObject, Outcome, Termination, UnknownGameError, get_game
+from merknera.games import (
+    JSON,
+    AnyGame,
+    JSONObject,
+    Outcome,
+    Termination,
+    UnknownGameError,
+    get_game,
+)
 from merknera.protocol import jsonrpc
 from merknera.protocol.signing import new_secret
 from merknera.scheduler.core import Scheduler
@@ -127,8 +135,13 @@ class Registrar:
             raise RegistrationError(jsonrpc.ENDPOINT_REFUSED,
                                     f"The rpcendpoint was refused: {exc}") from None
         secret, stamp = new_secret(), now()
+        # A game records the asset files it is played with (see GameRunner._assets_changed).
+        settings: dict[str, JSON] = {}
+        if game.assets:
+            settings["assets"] = {name: f.sha1 for name, f in
+                                  arena.assets.roles(game.mnemonic).items()}
         done = await arena.db.transaction(
-            lambda conn: _register(conn, request, game, secret, stamp))
+            lambda conn: _register(conn, request, game, secret, stamp, settings))
         arena.presence.retired(done.retired)
         arena.presence.registered(done.bot)
         await self._scheduler.cancel(done.superseded_games)
@@ -143,7 +156,7 @@ def _unknown_token(token: str) -> RegistrationError:
 
 
 def _register(conn: sqlite3.Connection, request: RegistrationRequest, game: AnyGame,
-              secret: str, stamp: str) -> _Registered:
+              secret: str, stamp: str, settings: dict[str, JSON]) -> _Registered:
     """The registration's one transaction (on the store's writer thread)."""
     user = users.user_for_token(conn, request.token)
     if user is None:
@@ -179,7 +192,7 @@ def _register(conn: sqlite3.Connection, request: RegistrationRequest, game: AnyG
     bot = bots.insert(conn, name=name, version=version, game=game.mnemonic, user_id=user.id,
                       meta=meta, secret=secret)
     logs.add(conn, bot.id, f"Registered {name} (version: {version})")
-    new_games = _schedule_round_robin(conn, bot, game.max_seats)
+    new_games = _schedule_round_robin(conn, bot, game.max_seats, settings)
     message = (f"Hello, {name} (version: {version}), good luck with {game.name}!"
                if not existing else
                f"A new version of your bot has been registered as {name} "
@@ -204,14 +217,15 @@ def _reregister(conn: sqlite3.Connection, same: Bot, request: RegistrationReques
     return bot
 
 
-def _schedule_round_robin(conn: sqlite3.Connection, newcomer: Bot, max_seats: int) -> list[int]:
+def _schedule_round_robin(conn: sqlite3.Connection, newcomer: Bot, max_seats: int,
+                          settings: dict[str, JSON]) -> list[int]:
     # The stored status is read inside the transaction, so two bots registering at the
     # same moment see each other.  It means "answered this process": see Presence.start.
     opponents = {b.id: b for b in bots.opponents(conn, newcomer.game, newcomer.name)}
     names = {**{b.id: b.name for b in opponents.values()}, newcomer.id: newcomer.name}
     created = []
     for seating in registration_groups(newcomer.id, list(opponents), max_seats):
-        game_id = games.create(conn, newcomer.game, secrets.randbits(63), seating)
+        game_id = games.create(conn, newcomer.game, secrets.randbits(63), seating, settings)
         created.append(game_id)
         for seat, bot_id in enumerate(seating):
             others = [names[other] for other in seating if other != bot_id]

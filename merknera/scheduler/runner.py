@@ -65,6 +65,11 @@ class _Answer(enum.Enum):
     READY = "READY"
     PREPARING = "PREPARING"
     UNREACHED = "UNREACHED"
+    FAULTY = "FAULTY"
+    """Late, broken, or not a JSON-RPC reply (asked again a few times)."""
+
+
+_NEW_GAME_TRIES = 3
 
 
 class ReplayError(RuntimeError):
@@ -193,6 +198,31 @@ class GameRunner:
         seats that are offline and up to ``ready_timeout`` for seats that prepare; seats
         absent or not ready then forfeit."""
         arena = self._arena
+        changed = self._assets_changed(play)
+        if changed:
+            play.forfeit = Outcome.no_result(Termination.ABORTED, changed)
+            return
+        try:
+            await self._open(play)
+        finally:
+            arena.readiness.forget(self._game_id, range(play.seats))
+
+    def _assets_changed(self, play: _Play) -> str | None:
+        """Why the game cannot be played with today's asset files, if it cannot."""
+        recorded = play.record.settings.get("assets")
+        if not isinstance(recorded, dict):
+            return None
+        current = {name: f.sha1 for name, f in
+                   self._arena.assets.roles(play.game.mnemonic).items()}
+        if recorded == current:
+            return None
+        names = ", ".join(sorted(n for n in set(recorded) | set(current)
+                                 if recorded.get(n) != current.get(n)))
+        return (f"the game was scheduled with other asset files than the platform has now "
+                f"({names})")
+
+    async def _open(self, play: _Play) -> None:
+        arena = self._arena
         deadline = time.monotonic() + arena.config.offline_grace
         absent: list[Seat] = []
         ready: list[Seat] = []
@@ -201,16 +231,27 @@ class GameRunner:
             if play.record.seats[seat].ready:
                 continue
             pause = arena.config.offline_retry_min
+            tries = 0
             while True:
                 if not await self._reachable(play, seat, deadline):
                     absent.append(seat)
                     break
                 answer = await self._new_game(play, seat)
-                if answer is not _Answer.UNREACHED:
-                    (ready if answer is _Answer.READY else preparing).append(seat)
+                tries += 1
+                if answer is _Answer.READY or answer is _Answer.PREPARING or (
+                        answer is _Answer.FAULTY and tries >= _NEW_GAME_TRIES):
+                    if answer is _Answer.READY:
+                        ready.append(seat)
+                        if play.game.assets:
+                            # Kept at once: after a restart this seat needs no NewGame.
+                            await games.mark_ready(arena.db, self._game_id, seat)
+                    else:
+                        preparing.append(seat)
+                        arena.readiness.expect(self._game_id, seat)
                     break
-                # It answered a ping but NewGame could not reach it: try again after a pause
-                # (with back-off), within the grace period.
+                # NewGame went wrong (the bot could not be reached, or its answer was late
+                # or broken): try again after a pause (with back-off), within the grace
+                # period.
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     absent.append(seat)
@@ -253,14 +294,15 @@ class GameRunner:
         """Wait for the seats that prepare to call Ready; False if some did not in time."""
         arena = self._arena
         self._release()
-        done = await arena.readiness.wait(self._game_id, preparing, arena.config.ready_timeout)
+        await arena.readiness.wait(self._game_id, preparing, arena.config.ready_timeout)
         await self._acquire()
-        arena.readiness.forget(self._game_id, preparing)
-        late = [seat for seat in preparing if seat not in done]
+        # Decided after the slot is back: a Ready that came meanwhile counts.
+        late = [seat for seat in preparing
+                if not arena.readiness.is_ready(self._game_id, seat)]
         if not late:
             return True
-        why = (f"did not call {play.game.prefix}.Ready within "
-               f"{arena.config.ready_timeout:g} s of answering NewGame")
+        why = (f"did not answer {play.game.prefix}.{play.game.new_game_method} with READY nor "
+               f"call {play.game.prefix}.Ready within {arena.config.ready_timeout:g} s")
         for seat in late:
             await self._fault(play, seat, None, FaultKind.NOT_READY, f"it {why}")
         play.forfeit = self._absent_outcome(play, late, Termination.NOT_READY, why)
@@ -285,10 +327,13 @@ class GameRunner:
             # Nothing to prepare: whatever else the bot answers (Merknera's bots do not
             # implement NewGame at all) it counts as ready.
             return _Answer.READY
+        if reply.fault is not None and reply.fault.kind is not FaultKind.RPC_ERROR:
+            return _Answer.FAULTY  # late, broken or not JSON-RPC: ask again
         status = reply.result.get("status") if isinstance(reply.result, dict) else None
         if reply.ok and isinstance(status, str) and status.upper() == "READY":
             return _Answer.READY
-        # PREPARING or PENDING, or an answer that is neither: the seat must call Ready.
+        # PREPARING or PENDING, or an error or an answer that is neither: the seat must
+        # call Ready.
         return _Answer.PREPARING
 
     async def _reachable(self, play: _Play, seat: Seat, deadline: float) -> bool:

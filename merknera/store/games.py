@@ -122,6 +122,12 @@ def _load(conn: sqlite3.Connection, game_id: int) -> GameRecord | None:
     )
 
 
+async def mark_ready(db: Database, game_id: int, seat: int) -> None:
+    """The seat's bot is ready for the game (it holds the assets)."""
+    await db.write_one("UPDATE seats SET ready = 1 WHERE game_id = ? AND seat = ?",
+                       (game_id, seat))
+
+
 async def mark_running(db: Database, game_id: int, ready_seats: Sequence[int] = ()) -> None:
     """PENDING -> RUNNING with the start time, and these seats' bots are ready."""
     stamp = now()

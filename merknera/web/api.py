@@ -137,7 +137,20 @@ async def game_detail(request: web.Request) -> web.Response:
     game = await get_game(request.app[DB_KEY](), game_id)
     if game is None:
         raise _not_found(f"no game with id {game_id}")
+    if game["status"] != "FINISHED":
+        _hide_secrets(game)
     return web.json_response(game)
+
+
+def _hide_secrets(game: dict[str, Any]) -> None:
+    """While a game runs, nobody may learn what its players cannot: the seed (it gives the
+    dice and the tile bag to come), what each seat was sent (its rack), what a move hid."""
+    rules = REGISTRY.get(game["game"])
+    game["seed"] = None
+    for move in game["moves"]:
+        move["request"] = move["reply"] = None
+        if rules is not None:
+            move["move"] = rules.public_move(move["move"])
 
 
 @routes.get("/api/leaderboard")

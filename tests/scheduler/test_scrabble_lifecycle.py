@@ -71,7 +71,8 @@ async def test_a_preparing_bot_plays_once_it_calls_ready(
     await slow.wait_for("NewGame", 2)
     assert slow.methods("NextMove") == []
     wrong = await arena.rpc("Scrabble.Ready", {"gameid": 1, **hashes(arena),
-                                                "dictionary": "0" * 40, "botname": "slow"})
+                                                "dictionary": "0" * 40, "botname": "slow",
+                                                "token": arena.token})
     assert "dictionary file you hold" in str(wrong["error"])
     assert "dictionary-english.txt" in str(wrong["error"])
     for game_id in (1, 2):
@@ -107,12 +108,17 @@ async def test_a_seat_that_never_gets_ready_forfeits(
 
 async def test_ready_calls_that_cannot_be_accepted(
         arena: Arena, aiohttp_server: AiohttpServer) -> None:
-    await scrabble_bot(arena, aiohttp_server, "one", {"status": "PREPARING"})
-    await scrabble_bot(arena, aiohttp_server, "two", {"status": "PREPARING"})
+    one_bot = await scrabble_bot(arena, aiohttp_server, "one", {"status": "PREPARING"})
+    two_bot = await scrabble_bot(arena, aiohttp_server, "two", {"status": "PREPARING"})
+    await one_bot.wait_for("NewGame", 2)
+    await two_bot.wait_for("NewGame", 2)
     both = await arena.rpc("Scrabble.Ready", {"gameid": 1, **hashes(arena)})
     assert "2 seats of game 1 are preparing" in str(both["error"])
+    nameless_token = await arena.rpc("Scrabble.Ready", {"gameid": 1, **hashes(arena),
+                                                         "botname": "one"})
+    assert 'The param "token" is required with "botname"' in str(nameless_token["error"])
     stranger = await arena.rpc("Scrabble.Ready", {"gameid": 1, **hashes(arena),
-                                                   "botname": "nobody"})
+                                                   "botname": "nobody", "token": arena.token})
     assert 'No bot named "nobody" plays in game 1' in str(stranger["error"])
     _, bob = await users.create_user(arena.platform.db, "bob")
     impostor = await arena.rpc("Scrabble.Ready", {"gameid": 1, **hashes(arena),
@@ -120,11 +126,14 @@ async def test_ready_calls_that_cannot_be_accepted(
     assert 'does not own the bot "one"' in str(impostor["error"])
     unknown = await arena.rpc("Scrabble.Ready", {"gameid": 999, **hashes(arena)})
     assert "Game 999 is not known" in str(unknown["error"])
+    huge = await arena.rpc("Scrabble.Ready", {"gameid": 2**70, **hashes(arena)})
+    assert 'The param "gameid" must be the integer id' in str(huge["error"])
     missing = await arena.rpc("Scrabble.Ready", {"gameid": 1, "botname": "one"})
     assert 'The param "gameboard" must be the SHA1' in str(missing["error"])
     legacy = await arena.rpc("Scrabble.Ready", {"gameid": "1"}, dialect2=False)
     assert legacy["error"] == 'The param "gameid" must be the integer id of the game'
-    one = await arena.rpc("Scrabble.Ready", {"gameid": 1, **hashes(arena), "botname": "one"})
+    one = await arena.rpc("Scrabble.Ready", {"gameid": 1, **hashes(arena), "botname": "one",
+                                              "token": arena.token})
     assert one["result"] == {"status": "OK"}
     # Now only "two" is preparing in game 1: a Ready without botname is taken as its.
     two = await arena.rpc("Scrabble.Ready", {"gameid": 1, **hashes(arena)})
@@ -144,3 +153,20 @@ async def test_tables_of_three_and_four_seats(arena: Arena, aiohttp_server: Aioh
     assert sorted(size for size in sizes if size > 2) == ([3] if count == 3 else [3, 3, 4])
     finished = await arena.platform.db.fetchall("SELECT status, reason FROM games")
     assert {tuple(row) for row in finished} == {("FINISHED", "NORMAL")}
+
+
+async def test_a_nameless_ready_is_the_one_seat_preparing(
+        arena: Arena, aiohttp_server: AiohttpServer) -> None:
+    """Merknera's wiki Ready had no botname: with one seat READY and one PREPARING, it is
+    taken as the preparing seat's."""
+    await scrabble_bot(arena, aiohttp_server, "cached", {"status": "READY"})
+    fetching = await scrabble_bot(arena, aiohttp_server, "fetching", {"status": "PREPARING"})
+    await fetching.wait_for("NewGame", 2)
+    for game_id in (1, 2):
+        reply = await arena.rpc("Scrabble.Ready", {"gameid": game_id, **hashes(arena)})
+        assert reply["result"] == {"status": "OK"}, reply
+    await arena.settle()
+    for game_id in (1, 2):
+        assert (await arena.game(game_id))["reason"] == "NORMAL"
+    again = await arena.rpc("Scrabble.Ready", {"gameid": 1, **hashes(arena)})
+    assert "has finished" in str(again["error"])

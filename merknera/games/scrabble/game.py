@@ -297,6 +297,13 @@ class Scrabble(Game[ScrabbleState, ScrabbleMove]):
         return [(*divmod(index, cols), cell.upper())
                 for index, cell in enumerate(state.board) if cell.islower()]
 
+    def public_move(self, wire: JSON) -> JSON:
+        # Which tiles an exchange returned is secret until the game is over.
+        if isinstance(wire, dict) and wire.get("type") == "EXCHANGE":
+            tiles = wire.get("exchangetiles")
+            return {"type": "EXCHANGE", "count": len(tiles) if isinstance(tiles, list) else 0}
+        return wire
+
     def describe_move(self, state: ScrabbleState, seat: Seat, move: ScrabbleMove) -> str:
         """``"PLAY HOUSE at H8 across for 24"``, ``"EXCHANGE 3 tiles"`` or ``"PASS"``.
 

@@ -135,13 +135,16 @@ def _placements(value: JSON, rows: int, cols: int) -> tuple[Placement, ...]:
         row = _coordinate(fields.get("row"), f"{where}.row", rows)
         col = _coordinate(fields.get("col"), f"{where}.col", cols)
         tile = fields.get("tile")
-        if not isinstance(tile, str) or len(tile) != 1 or tile.upper() not in _TILES:
+        # ASCII only: "ı".upper() is "I" and "ſ".upper() is "S".
+        if (not isinstance(tile, str) or len(tile) != 1 or not tile.isascii()
+                or tile.upper() not in _TILES):
             raise InvalidMoveError(
                 f'{where}.tile must be one letter A-Z or "*" for a blank, got {_short(tile)}')
         tile = tile.upper()
         letter = fields.get("letter")
         if letter is not None and (
-                not isinstance(letter, str) or len(letter) != 1 or letter.upper() not in _LETTERS):
+                not isinstance(letter, str) or len(letter) != 1 or not letter.isascii()
+                or letter.upper() not in _LETTERS):
             raise InvalidMoveError(f"{where}.letter must be one letter A-Z, got {_short(letter)}")
         if tile == BLANK:
             if letter is None:
@@ -175,7 +178,9 @@ def _exchange_tiles(value: JSON) -> str:
             'an EXCHANGE must return at least one tile: "exchangetiles" is empty')
     tiles = []
     for i, tile in enumerate(value):
-        if not isinstance(tile, str) or len(tile) != 1 or tile.upper() not in _TILES:
+        # ASCII only: "ı".upper() is "I" and "ſ".upper() is "S".
+        if (not isinstance(tile, str) or len(tile) != 1 or not tile.isascii()
+                or tile.upper() not in _TILES):
             raise InvalidMoveError(
                 f'exchangetiles[{i}] must be one letter A-Z or "*" for a blank, got {_short(tile)}')
         tiles.append(tile.upper())
