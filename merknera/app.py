@@ -9,11 +9,11 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from merknera.assets import AssetStore
+from merknera.assets import AssetStore, load_games
 from merknera.botclient import BotClient
 from merknera.config import Config
 from merknera.events import EventBus
-from merknera.games import REGISTRY, AnyGame
+from merknera.games import AnyGame
 from merknera.rpc import RpcService
 from merknera.scheduler.arena import Arena, Notifier
 from merknera.scheduler.core import Scheduler
@@ -72,8 +72,7 @@ class Platform:
         :raises AssetError: naming every asset file that does not match the manifest.
         """
         self.assets = AssetStore.load(self.config.assets_path)
-        self.games = {mnemonic: game.with_assets(self.assets.contents(mnemonic))
-                      for mnemonic, game in REGISTRY.items()}
+        self.games = load_games(self.assets)
         self._db = await Database.open(self.config.db)
         self._client = BotClient(self.config)
         await self._client.start()

@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from aiohttp import web
 
 import merknera
-from merknera.games import JSON, JSONObject
+from merknera.games import JSON, REGISTRY, AnyGame, JSONObject
 
 MANIFEST = "manifest.json"
 CONTENT_TYPES = {".json": "application/json", ".txt": "text/plain; charset=utf-8"}
@@ -198,8 +198,34 @@ class AssetStore:
                                    content_type="application/json")
         headers = {"ETag": f'"{found.sha1}"', "Cache-Control": IMMUTABLE,
                    "X-Content-SHA256": found.sha256}
-        if found.sha1 in request.headers.get("If-None-Match", ""):
+        if _matches(request.headers.get("If-None-Match", ""), found.sha1):
             return web.Response(status=304, headers=headers)
-        return web.Response(body=self._contents[found.path], headers=headers,
-                            content_type=found.content_type.split(";")[0],
-                            charset="utf-8" if "charset" in found.content_type else None)
+        response = web.Response(body=self._contents[found.path], headers=headers,
+                                content_type=found.content_type.split(";")[0],
+                                charset="utf-8" if "charset" in found.content_type else None)
+        if found.size > 1024:
+            response.enable_compression()  # only when the client accepts it
+        return response
+
+
+def _matches(if_none_match: str, sha1: str) -> bool:
+    """Whether an If-None-Match header names this file (weak comparison, or ``*``)."""
+    tags = [tag.strip() for tag in if_none_match.split(",")]
+    return any(tag == "*" or tag.removeprefix("W/") == f'"{sha1}"' for tag in tags)
+
+
+def load_games(store: AssetStore) -> dict[str, AnyGame]:
+    """Every registered game set up with its asset files.
+
+    :raises AssetError: naming the game and the file it could not use.
+    """
+    loaded = {}
+    for mnemonic, game in REGISTRY.items():
+        if game.assets and set(store.roles(mnemonic)) != set(game.assets):
+            raise AssetError(f"{mnemonic} needs the assets {', '.join(game.assets)}; the "
+                             f"manifest gives {', '.join(sorted(store.roles(mnemonic))) or 'none'}")
+        try:
+            loaded[mnemonic] = game.with_assets(store.contents(mnemonic))
+        except ValueError as exc:
+            raise AssetError(f"{mnemonic} cannot use its asset files: {exc}") from None
+    return loaded

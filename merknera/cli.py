@@ -53,8 +53,13 @@ def _assets_verify(directory: Path) -> int:
     except assets.AssetError as exc:
         print(f"merknera: {exc}", file=sys.stderr)
         return 1
-    _, problems = assets.check(directory, manifest)
-    bad = {problem.split(":", 1)[0] for problem in problems}
+    contents, problems = assets.check(directory, manifest)
+    if not problems:
+        try:
+            assets.load_games(assets.AssetStore(manifest, contents))
+        except assets.AssetError as exc:
+            problems.append(f"(the games) {exc}")
+    bad = {problem.split(":", 1)[0] for problem in problems} & set(manifest.files)
     for path, entry in sorted(manifest.files.items()):
         if path not in bad:
             print(f"ok       {path}  sha1 {entry.sha1}  {entry.size} bytes")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from merknera.app import Platform
-from merknera.assets import AssetError, AssetStore, default_directory, read_manifest
+from merknera.assets import AssetError, AssetStore, default_directory, load_games, read_manifest
 from merknera.config import Config
 from tests.support import Arena
 
@@ -127,3 +127,29 @@ def test_a_manifest_naming_a_missing_file_is_refused(tmp_path: Path) -> None:
         "files": {}, "games": {"SCRABBLE": {"dictionary": "nowhere.txt"}}}))
     with pytest.raises(AssetError, match=r"nowhere\.txt, which is not listed"):
         read_manifest(tmp_path)
+
+
+def test_a_file_with_the_right_hash_but_unusable_contents(tmp_path: Path) -> None:
+    """Hashes alone do not make a dictionary: verify and start-up also parse the files."""
+    copy = tmp_path / "assets"
+    shutil.copytree(ASSETS, copy)
+    path = copy / "scrabble/dictionary-english.txt"
+    path.write_bytes(path.read_bytes() + b"BAD-WORD\n")
+    subprocess.run([sys.executable, "-m", "merknera", "assets", "manifest", "--assets-dir",
+                    str(copy)], check=True, capture_output=True)
+    verify = subprocess.run([sys.executable, "-m", "merknera", "assets", "verify",
+                             "--assets-dir", str(copy)], capture_output=True, text=True,
+                            check=False)
+    assert verify.returncode == 1
+    assert "SCRABBLE cannot use its asset files" in verify.stdout
+    with pytest.raises(AssetError, match="SCRABBLE cannot use its asset files"):
+        load_games(AssetStore.load(copy))
+
+
+async def test_conditional_requests_compare_whole_tags(arena: Arena) -> None:
+    entry = arena.platform.assets.roles("SCRABBLE")["letters"]
+    url = f"/assets/{entry.sha1}/{entry.name}"
+    for header, status in ((f'"x{entry.sha1}y"', 200), ("*", 304),
+                           (f'"other", W/"{entry.sha1}"', 304)):
+        response = await arena.client.get(url, headers={"If-None-Match": header})
+        assert response.status == status, header
