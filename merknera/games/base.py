@@ -288,8 +288,12 @@ class Game(ABC, Generic[StateT, MoveT]):
         """The params of ``<G>.NextMove`` for ``seat`` (besides ``gameid``)."""
 
     @abstractmethod
-    def complete_params(self, state: StateT, seat: Seat) -> JSONObject:
-        """The params of ``<G>.Complete`` for ``seat`` (besides ``gameid`` and ``winner``)."""
+    def complete_params(self, state: StateT, seat: Seat,
+                        outcome: Outcome | None = None) -> JSONObject:
+        """The params of ``<G>.Complete`` for ``seat`` (besides ``gameid`` and ``winner``).
+
+        ``outcome`` is how the game ended, which may not be the rules' own end (a forfeit).
+        """
 
     def opening_announcements(self, state: StateT) -> Sequence[Announcement]:
         """Calls to make once every seat has opened the game, before the first move."""

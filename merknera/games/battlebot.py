@@ -45,6 +45,7 @@ from merknera.games.base import (
     JSONObject,
     Outcome,
     Seat,
+    Termination,
 )
 from merknera.games.tictactoe import MARKS, Board, TicTacToe
 
@@ -76,11 +77,28 @@ def _field(reply: JSON, key: str, shape: str) -> JSON:
     return value
 
 
-def _final_view(view: JSONObject) -> JSONObject:
-    """``view`` as the final state sent with Complete: complete, with a victor and a reason."""
+def _final_view(view: JSONObject, outcome: Outcome | None) -> JSONObject:
+    """``view`` as the final state sent with Complete: complete, with a victor and a reason.
+
+    A game the rules did not end (a forfeit) takes its victor and reason from ``outcome``,
+    in Battlebot's words where it had them.
+    """
     if view["complete"]:
         return view
-    return {**view, "complete": True, "victor": None, "reason": PLATFORM}
+    victor: JSON = None
+    reason = PLATFORM
+    if outcome is not None:
+        winners = outcome.winners
+        players = view["players"]
+        if len(winners) == 1 and isinstance(players, list):
+            victor = players[winners[0]]
+        reason = _REASONS.get(outcome.termination, outcome.termination.value.lower())
+    return {**view, "complete": True, "victor": victor, "reason": reason}
+
+
+_REASONS = {Termination.TIMEOUT: "timeout", Termination.UNREACHABLE: "disconnect",
+            Termination.STRIKES: "Didn't write unit tests"}
+"""Battlebot's reasons for the ends its server decided (research a.6)."""
 
 
 # -- noughts and crosses ------------------------------------------------------------------
@@ -230,8 +248,9 @@ class NoughtsAndCrosses(Game[NoughtsState, NoughtsTurn]):
     def next_move_params(self, state: NoughtsState, seat: Seat) -> JSONObject:
         return {"state": self.view(state)}
 
-    def complete_params(self, state: NoughtsState, seat: Seat) -> JSONObject:
-        return {"state": _final_view(self.view(state))}
+    def complete_params(self, state: NoughtsState, seat: Seat,
+                        outcome: Outcome | None = None) -> JSONObject:
+        return {"state": _final_view(self.view(state), outcome)}
 
     def describe_move(self, state: NoughtsState, seat: Seat, move: NoughtsTurn) -> str:
         return f"{state.players[seat]} plays {move.mark} at [{move.row}, {move.col}]"
@@ -416,8 +435,9 @@ class Numberwang(Game[NumberwangState, NumberwangTurn]):
     def next_move_params(self, state: NumberwangState, seat: Seat) -> JSONObject:
         return {"state": self.view(state)}
 
-    def complete_params(self, state: NumberwangState, seat: Seat) -> JSONObject:
-        return {"state": _final_view(self.view(state))}
+    def complete_params(self, state: NumberwangState, seat: Seat,
+                        outcome: Outcome | None = None) -> JSONObject:
+        return {"state": _final_view(self.view(state), outcome)}
 
     def describe_move(self, state: NumberwangState, seat: Seat, move: NumberwangTurn) -> str:
         after = _canonical(state.n + move.value)

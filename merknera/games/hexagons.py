@@ -425,7 +425,8 @@ class Hexagons(Game[HexagonsState, Line]):
     def next_move_params(self, state: HexagonsState, seat: Seat) -> JSONObject:
         return {"you": state.players[seat], **self.game_object(state, completed=False)}
 
-    def complete_params(self, state: HexagonsState, seat: Seat) -> JSONObject:
+    def complete_params(self, state: HexagonsState, seat: Seat,
+                        outcome: Outcome | None = None) -> JSONObject:
         return {"you": state.players[seat], **self.game_object(state, completed=True)}
 
     def describe_move(self, state: HexagonsState, seat: Seat, move: Line) -> str:

@@ -282,7 +282,8 @@ class Kalaha(Game[Board, Sow]):
                 "gameOver": state.over,
                 "winner": None if winner is None else PLAYERS[winner]}
 
-    def complete_params(self, state: Board, seat: Seat) -> JSONObject:
+    def complete_params(self, state: Board, seat: Seat,
+                        outcome: Outcome | None = None) -> JSONObject:
         """``player`` plus the final board, with ``gameOver`` true.
 
         The seed's own ``winner`` (``"ONE"``/``"TWO"``) is left out: in ``Complete`` the

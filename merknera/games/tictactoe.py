@@ -181,7 +181,8 @@ class TicTacToe(Game[Board, int]):
     def next_move_params(self, state: Board, seat: Seat) -> JSONObject:
         return {"mark": MARKS[seat], "gamestate": list(state.cells)}
 
-    def complete_params(self, state: Board, seat: Seat) -> JSONObject:
+    def complete_params(self, state: Board, seat: Seat,
+                        outcome: Outcome | None = None) -> JSONObject:
         return {"mark": MARKS[seat], "gamestate": list(state.cells)}
 
     def describe_move(self, state: Board, seat: Seat, move: int) -> str:

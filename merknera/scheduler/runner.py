@@ -504,7 +504,7 @@ class GameRunner:
         for seat, bot in enumerate(seats):
             params: JSONObject = {game.id_param: self._game_id,
                                   "winner": results[seat] is SeatResult.WIN}
-            params.update(game.complete_params(play.state, seat))
+            params.update(game.complete_params(play.state, seat, outcome))
             arena.notifier.send(bot, [(f"{game.prefix}.{game.complete_method}", params)])
 
     async def _finish_without_play(self, termination: Termination, detail: str) -> None:

@@ -1,7 +1,7 @@
 """Squelch on the real platform: registration, the runner's calls of a match, faults, results.
 
-Squelch is not in merknera.games.REGISTRY yet, so the test puts it there for its duration,
-with short matches (two games to 1000 points).  One seat is the reference ``good`` bot served
+The registered game is swapped for its duration for one with short matches (two games to
+1000 points).  One seat is the reference ``good`` bot served
 by bots.kit, the other a scripted bot that records every call, takes the first option and
 stays, except that its first reply takes an option that does not exist.
 """

@@ -281,7 +281,8 @@ class Scrabble(Game[ScrabbleState, ScrabbleMove]):
             "you": seat,
         }
 
-    def complete_params(self, state: ScrabbleState, seat: Seat) -> JSONObject:
+    def complete_params(self, state: ScrabbleState, seat: Seat,
+                        outcome: Outcome | None = None) -> JSONObject:
         return {"scores": list(state.scores), "gamestate": self._gamestate(state)}
 
     def _gamestate(self, state: ScrabbleState) -> JSON:

@@ -321,7 +321,8 @@ class Squelch(Game[SquelchState, SquelchMove]):
         return {"gameid": state.game, "turnid": turn.turn_id, "dieValues": turn.roll,
                 "options": [option.to_wire() for option in turn.options]}
 
-    def complete_params(self, state: SquelchState, seat: Seat) -> JSONObject:
+    def complete_params(self, state: SquelchState, seat: Seat,
+                        outcome: Outcome | None = None) -> JSONObject:
         """``Squelch.MatchEnd``: games won by each seat."""
         return {"winsByBotIndex": list(state.wins)}
 
