@@ -44,8 +44,19 @@ DEMO_BOTS: tuple[DemoBot, ...] = (
     DemoBot("bots.scrabble", "best", "Lexicographer", downloads=True),
     DemoBot("bots.scrabble", "random", "Scribbler", downloads=True),
     DemoBot("bots.scrabble", "random", "Doodler", downloads=True),
+    DemoBot("bots.squelch", "good", "Dicey Dora"),
+    DemoBot("bots.squelch", "random", "Reckless Rick"),
+    DemoBot("bots.hexagons", "good", "Honeycomb"),
+    DemoBot("bots.hexagons", "random", "Hexed"),
+    DemoBot("bots.noughtsandcrosses", "perfect", "Noughty"),
+    DemoBot("bots.noughtsandcrosses", "random", "Crossed Wires"),
+    DemoBot("bots.numberwang", "good", "That's Numberwang"),
+    DemoBot("bots.numberwang", "random", "Wangernumb"),
+    DemoBot("bots.kalaha", "good", "Sower"),
+    DemoBot("bots.kalaha", "random", "Scatter"),
 )
-DEMO_GAMES = ("TICTACTOE", "SCRABBLE")
+DEMO_GAMES = ("TICTACTOE", "SCRABBLE", "SQUELCH", "HEXAGONS", "NOUGHTSANDCROSSES",
+              "NUMBERWANG", "KALAHA")
 DEMO_USER = "demo"
 
 
