@@ -22,9 +22,9 @@ BOTS = {
 async def test_every_game_with_its_reference_bots(e2e: E2E) -> None:
     token = await e2e.add_user("e2e")
     await e2e.start_platform()
-    for index, (game, (module, strong)) in enumerate(sorted(BOTS.items())):
+    for index, (mnemonic, (module, strong)) in enumerate(sorted(BOTS.items())):
         for strategy in (strong, "random"):
-            await e2e.start_bot(strategy, f"{game.lower()}-{strategy}", token,
+            await e2e.start_bot(strategy, f"{mnemonic.lower()}-{strategy}", token,
                                 seed=index, module=module)
     summaries = await e2e.wait_all_finished(2 * len(BOTS))
     games: list[dict[str, Any]] = [await e2e.game(summary["id"]) for summary in summaries]
