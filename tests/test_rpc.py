@@ -77,7 +77,7 @@ async def test_new_version_supersedes_the_old_and_its_unfinished_games(
     # Other stays online.
     await arena.register("Botty", NOWHERE, version="1")
     await arena.register("Other", await reachable(aiohttp_server))
-    reply = await arena.register("Botty", NOWHERE, version="2")
+    reply = await arena.register("Botty", await reachable(aiohttp_server), version="2")
     result = reply["result"]
     assert isinstance(result, dict)
     assert result["message"] == ("A new version of your bot has been registered as Botty "
