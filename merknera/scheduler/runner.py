@@ -15,19 +15,15 @@ import asyncio
 import contextlib
 import enum
 import logging
-import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from merknera.botclient import CallResult
-from merknera.config import GameRules
 from merknera.events import GameFinished, MovePlayed
 from merknera.games import (
     CHANCE,
     JSON,
     Announcement,
-    AnyGame,
     IllegalMoveError,
     InvalidMoveError,
     JSONObject,
@@ -41,23 +37,20 @@ from merknera.games import (
 )
 from merknera.protocol.faults import FaultKind
 from merknera.scheduler.arena import Arena
+from merknera.scheduler.play import (
+    FORFEIT_FAULTS,
+    Play,
+    ReplayError,
+    absent_outcome,
+    forfeit,
+    replay,
+    strikes_outcome,
+)
 from merknera.store import bots, games, logs
 from merknera.store.bots import Bot
-from merknera.store.games import GameRecord, GameStatus
+from merknera.store.games import GameStatus
 
 log = logging.getLogger(__name__)
-
-STRIKE_FAULTS = frozenset({FaultKind.HTTP_STATUS, FaultKind.MALFORMED_REPLY, FaultKind.RPC_ERROR,
-                           FaultKind.INVALID_MOVE, FaultKind.ILLEGAL_MOVE})
-"""Faults that cost a strike; the bot is asked again until its strikes run out."""
-
-FORFEIT_FAULTS: dict[FaultKind, Termination] = {
-    FaultKind.TIMEOUT: Termination.TIMEOUT,
-    FaultKind.UNREACHABLE: Termination.UNREACHABLE,
-    FaultKind.NOT_READY: Termination.NOT_READY,
-}
-"""Faults that forfeit the game at once."""
-
 
 class _Answer(enum.Enum):
     """What a seat's answer to NewGame means."""
@@ -70,36 +63,6 @@ class _Answer(enum.Enum):
 
 
 _NEW_GAME_TRIES = 3
-
-
-class ReplayError(RuntimeError):
-    """A stored move log that does not replay under the current rules."""
-
-
-@dataclass
-class _Play:
-    """A game in progress: rules, state, and the runner's counters."""
-
-    record: GameRecord
-    game: AnyGame
-    rules: GameRules
-    rng: random.Random
-    state: object
-    seq: int = 0
-    strikes: list[int] = field(default_factory=list)
-    moved: set[Seat] = field(default_factory=set)
-    forfeit: Outcome | None = None
-    bots: list[Bot] = field(default_factory=list)
-    """The seated bots as stored when the runner started (the presence has fresher data)."""
-    last_write: asyncio.Future[bool] | None = None
-    """The move-log write queued last, not yet checked."""
-
-    @property
-    def seats(self) -> int:
-        return len(self.record.seats)
-
-    def bot_id(self, seat: Seat) -> int:
-        return self.record.seats[seat].bot_id
 
 
 class GameRunner:
@@ -142,8 +105,10 @@ class GameRunner:
             if seat.bot_id not in known:
                 raise RuntimeError(f"game {record.id} seats bot {seat.bot_id}, which is unknown")
             seated.append(known[seat.bot_id])
+        game = self._arena.games.get(record.game) or get_game(record.game)
+        rules = self._arena.config.rules_for(record.game)
         try:
-            play = self._replay(record, seated)
+            play = replay(record, game, rules, seated)
         except (ReplayError, UnknownGameError, MoveError, ValueError) as exc:
             await self._finish_without_play(Termination.ABORTED,
                                             f"the stored game cannot be replayed: {exc}")
@@ -158,42 +123,9 @@ class GameRunner:
         assert outcome is not None
         await self._finish(play, outcome)
 
-    # -- rebuilding the state -------------------------------------------------------------
-
-    def _replay(self, record: GameRecord, seated: list[Bot]) -> _Play:
-        game = self._arena.games.get(record.game) or get_game(record.game)
-        rules = self._arena.config.rules_for(game.mnemonic)
-        rng = random.Random(record.seed)
-        state = game.new({**game.default_settings, **record.settings},
-                         [bot.name for bot in seated], rng)
-        play = _Play(record, game, rules, rng, state, strikes=[0] * len(record.seats),
-                     bots=seated)
-        for stored in record.moves:
-            play.seq = stored.seq
-            if stored.fault is not None:
-                kind = FaultKind(stored.fault)
-                if kind in FORFEIT_FAULTS:
-                    play.forfeit = self._forfeit(play, stored.seat, FORFEIT_FAULTS[kind],
-                                                 stored.fault_detail or kind.value)
-                elif kind in STRIKE_FAULTS:
-                    play.strikes[stored.seat] += 1
-                    if play.strikes[stored.seat] >= rules.max_strikes:
-                        play.forfeit = self._strikes_outcome(play, stored.seat)
-                continue
-            move = game.parse_move(stored.move)
-            if stored.seat == CHANCE:
-                drawn = game.sample_chance(play.state, rng)
-                if drawn != move:
-                    raise ReplayError(f"chance move {stored.seq} was {stored.move!r}, "
-                                      f"but the seed draws {game.move_to_wire(drawn)!r}")
-            else:
-                play.moved.add(stored.seat)
-            play.state = game.apply(play.state, stored.seat, move)
-        return play
-
     # -- the lifecycle ----------------------------------------------------------------------
 
-    async def _start(self, play: _Play) -> None:
+    async def _start(self, play: Play) -> None:
         """Send NewGame to every seat not yet ready, waiting up to the grace period for
         seats that are offline and up to ``ready_timeout`` for seats that prepare; seats
         absent or not ready then forfeit."""
@@ -207,7 +139,7 @@ class GameRunner:
         finally:
             arena.readiness.forget(self._game_id, range(play.seats))
 
-    def _assets_changed(self, play: _Play) -> str | None:
+    def _assets_changed(self, play: Play) -> str | None:
         """Why the game cannot be played with today's asset files, if it cannot."""
         recorded = play.record.settings.get("assets")
         if not isinstance(recorded, dict):
@@ -221,7 +153,7 @@ class GameRunner:
         return (f"the game was scheduled with other asset files than the platform has now "
                 f"({names})")
 
-    async def _open(self, play: _Play) -> None:
+    async def _open(self, play: Play) -> None:
         arena = self._arena
         deadline = time.monotonic() + arena.config.offline_grace
         absent: list[Seat] = []
@@ -262,7 +194,7 @@ class GameRunner:
                 pause = min(pause * 2, arena.config.offline_retry_max)
         if absent:
             grace = arena.config.offline_grace
-            play.forfeit = self._absent_outcome(
+            play.forfeit = absent_outcome(
                 play, absent, Termination.UNREACHABLE,
                 f"stayed offline for more than {grace:g} s before the game began")
             return
@@ -271,7 +203,7 @@ class GameRunner:
         await games.mark_running(arena.db, self._game_id, ready)
         await self._announce(play, play.game.opening_announcements(play.state))
 
-    async def _announce(self, play: _Play, notes: Sequence[Announcement]) -> None:
+    async def _announce(self, play: Play, notes: Sequence[Announcement]) -> None:
         """Deliver calls whose replies are ignored, in order for each seat, seats at once,
         before the game goes on (a bot must hear that its turn starts before it is asked)."""
         if not notes:
@@ -290,7 +222,7 @@ class GameRunner:
 
         await asyncio.gather(*(deliver(seat, mine) for seat, mine in by_seat.items()))
 
-    async def _await_ready(self, play: _Play, preparing: list[Seat]) -> bool:
+    async def _await_ready(self, play: Play, preparing: list[Seat]) -> bool:
         """Wait for the seats that prepare to call Ready; False if some did not in time."""
         arena = self._arena
         self._release()
@@ -305,10 +237,10 @@ class GameRunner:
                f"call {play.game.prefix}.Ready within {arena.config.ready_timeout:g} s")
         for seat in late:
             await self._fault(play, seat, None, FaultKind.NOT_READY, f"it {why}")
-        play.forfeit = self._absent_outcome(play, late, Termination.NOT_READY, why)
+        play.forfeit = absent_outcome(play, late, Termination.NOT_READY, why)
         return False
 
-    async def _new_game(self, play: _Play, seat: Seat) -> _Answer:
+    async def _new_game(self, play: Play, seat: Seat) -> _Answer:
         """``<G>.NewGame`` to one seat, with the game's asset descriptors."""
         arena, game = self._arena, play.game
         bot = self._bot(play, seat)
@@ -336,7 +268,7 @@ class GameRunner:
         # call Ready.
         return _Answer.PREPARING
 
-    async def _reachable(self, play: _Play, seat: Seat, deadline: float) -> bool:
+    async def _reachable(self, play: Play, seat: Seat, deadline: float) -> bool:
         """Whether the seat's bot can be asked now, waiting for it until ``deadline``."""
         presence = self._arena.presence
         bot_id = play.bot_id(seat)
@@ -352,7 +284,7 @@ class GameRunner:
         await self._acquire()  # not on cancellation: run() has nothing left to release
         return online
 
-    async def _play_one(self, play: _Play) -> bool:
+    async def _play_one(self, play: Play) -> bool:
         """Ask for one move (or draw a chance move) and store it; False if the game is gone."""
         arena, game = self._arena, play.game
         seat = game.to_move(play.state)
@@ -399,21 +331,20 @@ class GameRunner:
         await self._announce(play, game.announcements(before, seat, move, after))
         return True
 
-    async def _fault(self, play: _Play, seat: Seat, reply: CallResult | None, kind: FaultKind,
+    async def _fault(self, play: Play, seat: Seat, reply: CallResult | None, kind: FaultKind,
                      message: str) -> bool:
         """Store a faulty reply, tell the bot, and strike or forfeit it."""
         if not await self._store(play, seat, fault=kind, detail=message, reply=reply):
             return False
         bot = self._bot(play, seat)
         if kind in FORFEIT_FAULTS:
-            play.forfeit = self._forfeit(play, seat, FORFEIT_FAULTS[kind],
-                                         f"{bot.name}: {message}")
+            play.forfeit = forfeit(play, seat, FORFEIT_FAULTS[kind], f"{bot.name}: {message}")
             consequence = "you forfeit the game"
         else:
             play.strikes[seat] += 1
             used, allowed = play.strikes[seat], play.rules.max_strikes
             if used >= allowed:
-                play.forfeit = self._strikes_outcome(play, seat, message)
+                play.forfeit = strikes_outcome(play, seat, message)
                 consequence = f"strike {used} of {allowed}: you forfeit the game"
             else:
                 consequence = f"strike {used} of {allowed}: you will be asked again"
@@ -426,7 +357,7 @@ class GameRunner:
         self._arena.notifier.send(bot, [(f"{play.game.prefix}.Error", params)])
         return True
 
-    async def _store(self, play: _Play, seat: Seat, *, move: JSON = None,
+    async def _store(self, play: Play, seat: Seat, *, move: JSON = None,
                      fault: FaultKind | None = None, detail: str | None = None,
                      reply: CallResult | None = None) -> bool:
         """Queue a call for the move log; False if the game turned out to be finished.
@@ -450,7 +381,7 @@ class GameRunner:
         return True
 
     @staticmethod
-    async def _written(play: _Play) -> bool:
+    async def _written(play: Play) -> bool:
         """Whether the last queued write went in (False: the game had been finished)."""
         if play.last_write is None:
             return True
@@ -459,31 +390,7 @@ class GameRunner:
 
     # -- the end ------------------------------------------------------------------------------
 
-    def _strikes_outcome(self, play: _Play, seat: Seat, last: str = "") -> Outcome:
-        name = self._name(play, seat)
-        why = f"; the last: {last}" if last else ""
-        return self._forfeit(play, seat, Termination.STRIKES,
-                             f"{name} made {play.rules.max_strikes} faulty replies{why}")
-
-    @staticmethod
-    def _forfeit(play: _Play, seat: Seat, termination: Termination, detail: str) -> Outcome:
-        # With three or more seats the others are ranked by their points so far.
-        standings = play.game.standings(play.state) if play.seats > 2 else None
-        return Outcome.forfeit(seat, play.seats, termination, detail, standings)
-
-    def _absent_outcome(self, play: _Play, absent: list[Seat], termination: Termination,
-                        why: str) -> Outcome:
-        """The end of a game that could not begin because of these seats."""
-        names = ", ".join(self._name(play, seat) for seat in absent)
-        detail = f"{names} {why}"
-        if len(absent) == play.seats:
-            return Outcome.no_result(Termination.ABORTED, detail)
-        if len(absent) == 1:
-            return Outcome.forfeit(absent[0], play.seats, termination, detail)
-        ranks = tuple(1 if seat in absent else 0 for seat in range(play.seats))
-        return Outcome(termination, ranks, detail)
-
-    async def _finish(self, play: _Play, outcome: Outcome) -> None:
+    async def _finish(self, play: Play, outcome: Outcome) -> None:
         arena, game = self._arena, play.game
         if not await self._written(play):
             return
@@ -513,12 +420,9 @@ class GameRunner:
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def _bot(self, play: _Play, seat: Seat) -> Bot:
+    def _bot(self, play: Play, seat: Seat) -> Bot:
         """The seat's bot with its latest endpoint and secret."""
         return self._arena.presence.bot(play.bot_id(seat)) or play.bots[seat]
-
-    def _name(self, play: _Play, seat: Seat) -> str:
-        return self._bot(play, seat).name
 
     async def _acquire(self) -> None:
         if not self._holding_slot:
