@@ -17,7 +17,6 @@ run of claims is shortest.  Ties are broken at random.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import functools
 import random
@@ -27,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bots.kit import Bot, InvalidParamsError
-from bots.launcher import make_parser, run_bot
+from bots.launcher import strategy_main
 
 GAME = "HEXAGONS"
 PREFIX = "Hexagons"
@@ -242,20 +241,14 @@ def make_bot(strategy: str, *, delay: float = 0.0, seed: int | None = None) -> B
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: ``--strategy good|random [--delay SECONDS] [--seed N]`` plus the
     kit's common options (see :func:`bots.launcher.make_parser`)."""
-    parser = make_parser("A reference Hexagons bot for the Merknera platform.")
-    parser.add_argument("--strategy", choices=sorted(STRATEGIES), default="good")
-    parser.add_argument("--delay", type=float, default=0.0, metavar="SECONDS",
-                        help="wait this long before answering each NextMove")
-    parser.add_argument("--seed", type=int, default=None,
-                        help="seed of the generator that breaks ties and picks lines")
-    args: argparse.Namespace = parser.parse_args(argv)
-    bot = make_bot(args.strategy, delay=args.delay, seed=args.seed)
-    descriptions = {
-        "good": "Claims when it can, otherwise avoids leaving a hexagon one line short.",
-        "random": "Draws a uniformly random legal line.",
-    }
-    return run_bot(bot, args, game=GAME, default_name=f"hexagons-{args.strategy}",
-                   description=descriptions[args.strategy])
+    return strategy_main(
+        argv, title="A reference Hexagons bot for the Merknera platform.",
+        game=GAME, name_prefix="hexagons", default="good", make_bot=make_bot,
+        seed_help="seed of the generator that breaks ties and picks lines",
+        strategies={
+            "good": "Claims when it can, otherwise avoids leaving a hexagon one line short.",
+            "random": "Draws a uniformly random legal line.",
+        })
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ milliseconds to a few tens of milliseconds, and equal positions always get the s
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import random
 import sys
@@ -28,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bots.kit import Bot, InvalidParamsError
-from bots.launcher import make_parser, run_bot
+from bots.launcher import strategy_main
 
 GAME = "KALAHA"
 PREFIX = "Kalaha"
@@ -227,18 +226,13 @@ def make_bot(strategy: str, *, seed: int | None = None) -> Bot:
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: ``--strategy good|random [--seed N]`` plus the kit's common options
     (see :func:`bots.launcher.make_parser`)."""
-    parser = make_parser("A reference Kalaha bot for the Merknera platform.")
-    parser.add_argument("--strategy", choices=("good", "random"), default="random")
-    parser.add_argument("--seed", type=int, default=None,
-                        help="seed of the random strategy's generator")
-    args: argparse.Namespace = parser.parse_args(argv)
-    bot = make_bot(args.strategy, seed=args.seed)
-    descriptions = {
-        "random": "Sows a uniformly random non-empty pit.",
-        "good": f"Alpha-beta search {DEPTH} sowings deep on the difference of the stores.",
-    }
-    return run_bot(bot, args, game=GAME, default_name=f"kalaha-{args.strategy}",
-                   description=descriptions[args.strategy])
+    return strategy_main(
+        argv, title="A reference Kalaha bot for the Merknera platform.",
+        game=GAME, name_prefix="kalaha", default="random", make_bot=make_bot, delay=False,
+        strategies={
+            "good": f"Alpha-beta search {DEPTH} sowings deep on the difference of the stores.",
+            "random": "Sows a uniformly random non-empty pit.",
+        })
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 
 :func:`register` calls ``RegistrationService.Register`` (retrying while the platform is not
 up yet); :func:`run_bot` parses the common command line, starts the bot's HTTP server,
-registers it and serves until SIGINT or SIGTERM.  Like :mod:`bots.kit` it imports nothing
-from ``merknera``: copy both files next to your bot if you like.
+registers it and serves until SIGINT or SIGTERM; :func:`strategy_main` is the whole
+``main()`` of a bot that plays one of several named strategies.  Like :mod:`bots.kit` it
+imports nothing from ``merknera``: copy both files next to your bot if you like.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 import logging
 import signal
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +27,7 @@ from aiohttp import web
 from bots.kit import Bot
 
 __all__ = ["RegisterResult", "RegistrationError", "make_parser", "platform_rpc_url",
-           "register", "run_bot"]
+           "register", "run_bot", "strategy_main"]
 
 logger = logging.getLogger(__name__)
 
@@ -188,6 +190,43 @@ def run_bot(bot: Bot, args: argparse.Namespace, *, game: str, default_name: str,
         return 2
     return asyncio.run(_serve(bot, args, game=game, name=name, description=description,
                               website=website))
+
+
+def strategy_main(
+    argv: Sequence[str] | None,
+    *,
+    title: str,
+    game: str,
+    name_prefix: str,
+    strategies: Mapping[str, str],
+    default: str,
+    make_bot: Callable[..., Bot],
+    delay: bool = True,
+    seed_help: str = "seed of the random strategy's generator",
+) -> int:
+    """The command line of a bot with named strategies: parse ``argv``, build the bot, run it.
+
+    The parser is :func:`make_parser` (``title`` is its description) plus
+    ``--strategy`` (choices: the keys of ``strategies``, in their order; default
+    ``default``), ``--delay SECONDS`` (when ``delay``: wait this long before each move;
+    default 0) and ``--seed N`` (help text ``seed_help``; default None).  The bot is
+    ``make_bot(strategy, delay=..., seed=...)`` (``delay`` only when ``delay``), registered
+    as a player of ``game`` named ``<name_prefix>-<strategy>`` unless ``--name`` is given,
+    with ``strategies[strategy]`` as its description.  Returns :func:`run_bot`'s exit code.
+    """
+    parser = make_parser(title)
+    parser.add_argument("--strategy", choices=tuple(strategies), default=default)
+    if delay:
+        parser.add_argument("--delay", type=float, default=0.0, metavar="SECONDS",
+                            help="wait this long before answering each NextMove")
+    parser.add_argument("--seed", type=int, default=None, help=seed_help)
+    args = parser.parse_args(argv)
+    options: dict[str, Any] = {"seed": args.seed}
+    if delay:
+        options["delay"] = args.delay
+    bot = make_bot(args.strategy, **options)
+    return run_bot(bot, args, game=game, default_name=f"{name_prefix}-{args.strategy}",
+                   description=strategies[args.strategy])
 
 
 def _endpoint(host: str, port: int) -> str:

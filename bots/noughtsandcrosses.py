@@ -14,22 +14,20 @@ board (X when both marks are as many), which holds even when both seats have one
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import functools
 import random
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bots.kit import Bot, InvalidParamsError
-from bots.launcher import make_parser, run_bot
+from bots.battlebot import Turn, state_bot
+from bots.kit import Bot
+from bots.launcher import strategy_main
 from bots.tictactoe import Cells, choose_perfect, choose_random, normalise_board
 
 GAME = "NOUGHTSANDCROSSES"
 PREFIX = "NoughtsAndCrosses"
 
-Turn = dict[str, Any]
 
 
 def read_state(state: Any) -> tuple[Cells, str]:
@@ -85,36 +83,19 @@ def make_bot(strategy: str, *, delay: float = 0.0, seed: int | None = None) -> B
         choose = functools.partial(choose_random_turn, rng=random.Random(seed))
     else:
         raise ValueError(f"unknown strategy {strategy!r}")
-
-    async def next_move(*, gameid: int, state: Any, **extra: Any) -> Turn:
-        try:
-            turn = choose(state)
-        except ValueError as exc:
-            raise InvalidParamsError(str(exc)) from None
-        if delay > 0:
-            await asyncio.sleep(delay)
-        return turn
-
-    return Bot(PREFIX, next_move)
+    return state_bot(PREFIX, choose, delay=delay)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: ``--strategy random|perfect [--delay SECONDS] [--seed N]`` plus the
     kit's common options (see :func:`bots.launcher.make_parser`)."""
-    parser = make_parser("A reference noughts-and-crosses bot for the Merknera platform.")
-    parser.add_argument("--strategy", choices=("random", "perfect"), default="random")
-    parser.add_argument("--delay", type=float, default=0.0, metavar="SECONDS",
-                        help="wait this long before answering each NextMove")
-    parser.add_argument("--seed", type=int, default=None,
-                        help="seed of the random strategy's generator")
-    args: argparse.Namespace = parser.parse_args(argv)
-    bot = make_bot(args.strategy, delay=args.delay, seed=args.seed)
-    descriptions = {
-        "random": "Plays a uniformly random empty space.",
-        "perfect": "Plays perfect noughts and crosses (negamax): it never loses.",
-    }
-    return run_bot(bot, args, game=GAME, default_name=f"noughtsandcrosses-{args.strategy}",
-                   description=descriptions[args.strategy])
+    return strategy_main(
+        argv, title="A reference noughts-and-crosses bot for the Merknera platform.",
+        game=GAME, name_prefix="noughtsandcrosses", default="random", make_bot=make_bot,
+        strategies={
+            "random": "Plays a uniformly random empty space.",
+            "perfect": "Plays perfect noughts and crosses (negamax): it never loses.",
+        })
 
 
 if __name__ == "__main__":

@@ -16,8 +16,6 @@ integer of at least ``10 - n``, as ``players[1]`` the greatest integer of at mos
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import functools
 import math
 import random
@@ -26,14 +24,14 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
-from bots.kit import Bot, InvalidParamsError
-from bots.launcher import make_parser, run_bot
+from bots.battlebot import Turn, state_bot
+from bots.kit import Bot
+from bots.launcher import strategy_main
 
 GAME = "NUMBERWANG"
 PREFIX = "Numberwang"
 WIN_AT = 10
 
-Turn = dict[str, Any]
 
 
 def read_state(state: Any) -> tuple[Fraction, int]:
@@ -87,36 +85,19 @@ def make_bot(strategy: str, *, delay: float = 0.0, seed: int | None = None) -> B
         choose = functools.partial(choose_random, rng=random.Random(seed))
     else:
         raise ValueError(f"unknown strategy {strategy!r}")
-
-    async def next_move(*, gameid: int, state: Any, **extra: Any) -> Turn:
-        try:
-            turn = choose(state)
-        except ValueError as exc:
-            raise InvalidParamsError(str(exc)) from None
-        if delay > 0:
-            await asyncio.sleep(delay)
-        return turn
-
-    return Bot(PREFIX, next_move)
+    return state_bot(PREFIX, choose, delay=delay)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: ``--strategy good|random [--delay SECONDS] [--seed N]`` plus the
     kit's common options (see :func:`bots.launcher.make_parser`)."""
-    parser = make_parser("A reference Numberwang bot for the Merknera platform.")
-    parser.add_argument("--strategy", choices=("good", "random"), default="random")
-    parser.add_argument("--delay", type=float, default=0.0, metavar="SECONDS",
-                        help="wait this long before answering each NextMove")
-    parser.add_argument("--seed", type=int, default=None,
-                        help="seed of the random strategy's generator")
-    args: argparse.Namespace = parser.parse_args(argv)
-    bot = make_bot(args.strategy, delay=args.delay, seed=args.seed)
-    descriptions = {
-        "good": "Wins on its first turn: sends what takes n to 10 (or -10) at once.",
-        "random": "Sends a random multiple of 0.1 from -5 to 5.",
-    }
-    return run_bot(bot, args, game=GAME, default_name=f"numberwang-{args.strategy}",
-                   description=descriptions[args.strategy])
+    return strategy_main(
+        argv, title="A reference Numberwang bot for the Merknera platform.",
+        game=GAME, name_prefix="numberwang", default="random", make_bot=make_bot,
+        strategies={
+            "good": "Wins on its first turn: sends what takes n to 10 (or -10) at once.",
+            "random": "Sends a random multiple of 0.1 from -5 to 5.",
+        })
 
 
 if __name__ == "__main__":

@@ -25,7 +25,6 @@ again does not count it twice).  Like the other reference bots it imports nothin
 
 from __future__ import annotations
 
-import argparse
 import functools
 import itertools
 import logging
@@ -38,7 +37,7 @@ from math import factorial, prod
 from typing import Any
 
 from bots.kit import Bot, InvalidParamsError
-from bots.launcher import make_parser, run_bot
+from bots.launcher import strategy_main
 
 __all__ = ["GAME", "PREFIX", "STRATEGIES", "Option", "Situation", "SquelchPlayer",
            "choose_good", "choose_random", "main", "make_bot", "roll_scores"]
@@ -377,19 +376,15 @@ def make_bot(strategy: str, *, seed: int | None = None) -> tuple[Bot, SquelchPla
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: ``--strategy good|random [--seed N]`` plus the kit's common options
     (see :func:`bots.launcher.make_parser`)."""
-    parser = make_parser("A reference Squelch bot for the Merknera platform.")
-    parser.add_argument("--strategy", choices=STRATEGIES, default="good")
-    parser.add_argument("--seed", type=int, default=None,
-                        help="seed of the random strategy's generator")
-    args: argparse.Namespace = parser.parse_args(argv)
-    bot, _ = make_bot(args.strategy, seed=args.seed)
-    descriptions = {
-        "good": "Banks the most points on average (an expected-value table over every roll); "
-                "in the final round rolls on until ahead.",
-        "random": "Takes a random option and stays half the time.",
-    }
-    return run_bot(bot, args, game=GAME, default_name=f"squelch-{args.strategy}",
-                   description=descriptions[args.strategy])
+    return strategy_main(
+        argv, title="A reference Squelch bot for the Merknera platform.",
+        game=GAME, name_prefix="squelch", default="good", delay=False,
+        make_bot=lambda strategy, **options: make_bot(strategy, **options)[0],
+        strategies={
+            "good": "Banks the most points on average (an expected-value table over every "
+                    "roll); in the final round rolls on until ahead.",
+            "random": "Takes a random option and stays half the time.",
+        })
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ The board is Merknera's: 9 cells row by row (indices 0-8), each ``"X"``, ``"O"``
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import functools
 import random
@@ -20,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from bots.kit import Bot, InvalidParamsError
-from bots.launcher import make_parser, run_bot
+from bots.launcher import strategy_main
 
 GAME = "TICTACTOE"
 PREFIX = "TicTacToe"
@@ -140,20 +139,13 @@ def make_bot(strategy: str, *, delay: float = 0.0, seed: int | None = None) -> B
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: ``--strategy random|perfect [--delay SECONDS] [--seed N]`` plus the
     kit's common options (see :func:`bots.launcher.make_parser`)."""
-    parser = make_parser("A reference tic-tac-toe bot for the Merknera platform.")
-    parser.add_argument("--strategy", choices=("random", "perfect"), default="random")
-    parser.add_argument("--delay", type=float, default=0.0, metavar="SECONDS",
-                        help="wait this long before answering each NextMove")
-    parser.add_argument("--seed", type=int, default=None,
-                        help="seed of the random strategy's generator")
-    args: argparse.Namespace = parser.parse_args(argv)
-    bot = make_bot(args.strategy, delay=args.delay, seed=args.seed)
-    descriptions = {
-        "random": "Plays a uniformly random empty cell.",
-        "perfect": "Plays perfect tic-tac-toe (negamax): it never loses.",
-    }
-    return run_bot(bot, args, game=GAME, default_name=f"tictactoe-{args.strategy}",
-                   description=descriptions[args.strategy])
+    return strategy_main(
+        argv, title="A reference tic-tac-toe bot for the Merknera platform.",
+        game=GAME, name_prefix="tictactoe", default="random", make_bot=make_bot,
+        strategies={
+            "random": "Plays a uniformly random empty cell.",
+            "perfect": "Plays perfect tic-tac-toe (negamax): it never loses.",
+        })
 
 
 if __name__ == "__main__":

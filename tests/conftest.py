@@ -13,6 +13,9 @@ from merknera.config import Config
 from merknera.store import users
 from tests.support import Arena
 
+# check_golden's assertions show pytest's diff of the transcripts, as asserts in tests do.
+pytest.register_assert_rewrite("tests.golden")
+
 
 @pytest.fixture
 def config(tmp_path: Path) -> Config:

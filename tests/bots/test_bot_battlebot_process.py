@@ -6,16 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import sys
-from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-PATIENCE = 30.0
-"""A guard against a hung process, not a measurement."""
+from tests.bot_process import PATIENCE, bot_process, ready_line
 
 NOUGHTS_STATE = {"players": ["me", "you"], "nextPlayer": "you", "complete": False,
                  "board": [["X", "", ""], ["", "", ""], ["", "", ""]],
@@ -33,14 +29,9 @@ WANG_STATE = {"players": ["me", "you"], "nextPlayer": "me", "complete": False,
 async def test_serve_only_answers_a_move_and_stops(module: str, args: list[str], method: str,
                                                    state: dict[str, Any], name: str,
                                                    result: dict[str, Any]) -> None:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", module, "--no-register", "--port", "0", "--seed", "1", *args,
-        cwd=REPO, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    try:
-        assert process.stdout is not None and process.stderr is not None
-        line = await asyncio.wait_for(process.stdout.readline(), PATIENCE)
-        assert line, f"no READY line; stderr: {await process.stderr.read()!r}"
-        word, port, ready_name = line.decode().rstrip("\n").split(" ", 2)
+    async with bot_process(module, "--no-register", "--port", "0", "--seed", "1",
+                           *args) as process:
+        word, port, ready_name = await ready_line(process)
         assert (word, ready_name) == ("READY", name)
         call = {"jsonrpc": "2.0", "method": method, "id": 1,
                 "params": {"gameid": 1, "state": state}}
@@ -51,7 +42,3 @@ async def test_serve_only_answers_a_move_and_stops(module: str, args: list[str],
         assert reply["result"] == result
         process.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(process.wait(), PATIENCE) == 0
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()

@@ -11,9 +11,7 @@ import asyncio
 import json
 import random
 import signal
-import sys
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -31,10 +29,9 @@ from bots.hexagons import (
 )
 from merknera.games.base import SeatResult
 from merknera.games.hexagons import Hexagons, HexagonsState, Line, Point, lattice, line_between
+from tests.bot_process import PATIENCE, bot_process, ready_line
 
 GAME = Hexagons()
-REPO = Path(__file__).resolve().parents[2]
-PATIENCE = 30.0
 
 
 def new(rows: int = 5, cols: int = 4, players: tuple[str, str] = ("amy", "bob")
@@ -255,14 +252,9 @@ def test_unknown_strategy() -> None:
 
 
 async def test_the_command_line_serves_moves() -> None:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bots.hexagons", "--no-register", "--port", "0",
-        "--strategy", "good", "--seed", "5", cwd=REPO,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    try:
-        assert process.stdout is not None
-        ready = await asyncio.wait_for(process.stdout.readline(), PATIENCE)
-        word, port, name = ready.decode().split()
+    async with bot_process("bots.hexagons", "--no-register", "--port", "0",
+                           "--strategy", "good", "--seed", "5") as process:
+        word, port, name = await ready_line(process)
         assert (word, name) == ("READY", "hexagons-good")
         state = play(new(), *ring(1, 1)[:5])
         async with aiohttp.ClientSession() as session, session.post(
@@ -273,7 +265,3 @@ async def test_the_command_line_serves_moves() -> None:
         assert GAME.parse_move(reply["result"]) == ring(1, 1)[5]
         process.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(process.wait(), PATIENCE) == 0
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()

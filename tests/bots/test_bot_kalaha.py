@@ -7,10 +7,8 @@ import asyncio
 import json
 import random
 import signal
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -30,9 +28,9 @@ from bots.kalaha import (
     sow,
 )
 from merknera.games.kalaha import Board, Kalaha, Sow
+from tests.bot_process import PATIENCE, bot_process, ready_line
 
 GAME = Kalaha()
-REPO = Path(__file__).resolve().parents[2]
 START: Position = (6,) * 6 + (0,) + (6,) * 6 + (0,)
 
 
@@ -253,14 +251,9 @@ def test_unknown_strategy() -> None:
 
 
 async def test_the_command_line_serves_and_stops() -> None:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bots.kalaha", "--no-register", "--port", "0",
-        "--strategy", "good", cwd=REPO,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    try:
-        assert process.stdout is not None
-        line = await asyncio.wait_for(process.stdout.readline(), 30)
-        word, port, name = line.decode().split()
+    async with bot_process("bots.kalaha", "--no-register", "--port", "0",
+                           "--strategy", "good") as process:
+        word, port, name = await ready_line(process)
         assert (word, name) == ("READY", "kalaha-good")
         params = {"gameid": 1, **GAME.next_move_params(Board(), 0)}
         async with aiohttp.ClientSession() as session, session.post(
@@ -270,8 +263,4 @@ async def test_the_command_line_serves_and_stops() -> None:
             reply = await response.json()
         assert reply["result"]["pitIndex"] in range(6)
         process.send_signal(signal.SIGTERM)
-        assert await asyncio.wait_for(process.wait(), 30) == 0
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
+        assert await asyncio.wait_for(process.wait(), PATIENCE) == 0

@@ -5,11 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -17,33 +13,9 @@ from aiohttp import web
 from pytest_aiohttp import AiohttpServer
 
 from bots.kit import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
+from tests.bot_process import PATIENCE, bot_process, ready_line
 
-REPO = Path(__file__).resolve().parents[2]
-# A guard against a hung process, not a measurement: these steps take well under a second.
-PATIENCE = 30.0
 SECRET = "cd" * 32
-
-
-@asynccontextmanager
-async def _bot(*args: str) -> AsyncIterator[asyncio.subprocess.Process]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bots.tictactoe", *args, cwd=REPO,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    try:
-        yield process
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-
-
-async def _ready_line(process: asyncio.subprocess.Process) -> list[str]:
-    assert process.stdout is not None
-    line = await asyncio.wait_for(process.stdout.readline(), PATIENCE)
-    if not line:
-        assert process.stderr is not None
-        raise AssertionError(f"no READY line; stderr: {await process.stderr.read()!r}")
-    return line.decode().rstrip("\n").split(" ", 2)
 
 
 async def _stop(process: asyncio.subprocess.Process, signum: signal.Signals) -> int:
@@ -68,8 +40,9 @@ async def _next_move(port: int, headers: dict[str, str] | None = None,
 
 
 async def test_serve_only_answers_moves_and_stops_on_sigterm() -> None:
-    async with _bot("--no-register", "--port", "0", "--strategy", "perfect") as process:
-        word, port, name = await _ready_line(process)
+    async with bot_process("bots.tictactoe", "--no-register", "--port", "0",
+                           "--strategy", "perfect") as process:
+        word, port, name = await ready_line(process)
         assert word == "READY"
         assert name == "tictactoe-perfect"
         status, reply = await _next_move(int(port))
@@ -92,10 +65,10 @@ async def test_registers_then_checks_signatures_and_stops_on_sigint(
     app = web.Application()
     app.router.add_post("/rpc", rpc)
     platform = await aiohttp_server(app)
-    async with _bot("--platform", str(platform.make_url("/")), "--token", "t0k3n",
-                    "--port", "0", "--strategy", "random", "--seed", "1",
-                    "--name", "ttt", "--version", "2.0.0") as process:
-        word, port, name = await _ready_line(process)
+    async with bot_process("bots.tictactoe", "--platform", str(platform.make_url("/")),
+                           "--token", "t0k3n", "--port", "0", "--strategy", "random",
+                           "--seed", "1", "--name", "ttt", "--version", "2.0.0") as process:
+        word, port, name = await ready_line(process)
         assert (word, name) == ("READY", "ttt")
         [call] = seen
         assert call["params"]["rpcendpoint"] == f"http://127.0.0.1:{port}/rpc"
@@ -120,8 +93,8 @@ async def test_a_refused_registration_exits_2(aiohttp_server: AiohttpServer) -> 
     app = web.Application()
     app.router.add_post("/rpc", rpc)
     platform = await aiohttp_server(app)
-    async with _bot("--platform", str(platform.make_url("/rpc")), "--token", "nope",
-                    "--port", "0") as process:
+    async with bot_process("bots.tictactoe", "--platform", str(platform.make_url("/rpc")),
+                           "--token", "nope", "--port", "0") as process:
         code = await asyncio.wait_for(process.wait(), PATIENCE)
         assert process.stdout is not None and process.stderr is not None
         stdout, stderr = await process.stdout.read(), await process.stderr.read()

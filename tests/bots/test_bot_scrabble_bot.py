@@ -11,10 +11,8 @@ import asyncio
 import json
 import logging
 import signal
-import sys
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Coroutine
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +29,7 @@ from bots.scrabble_check import check_play
 from bots.scrabble_files import BoardLayout, LetterSet
 from bots.scrabble_lexicon import Lexicon, Move, Position, Tile
 from bots.scrabble_movegen import generate_moves
+from tests.bot_process import bot_process, ready_line
 
 REPO = Path(__file__).resolve().parents[2]
 ASSETS = REPO / "assets" / "scrabble"
@@ -435,29 +434,12 @@ async def test_bad_next_move_params(make_player: Factory, assets: AssetServer,
 # --- the command line -------------------------------------------------------------------
 
 
-@asynccontextmanager
-async def _bot_process(*args: str) -> AsyncIterator[asyncio.subprocess.Process]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bots.scrabble", *args, cwd=REPO,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    try:
-        yield process
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-
-
 async def test_the_command_line_registers_prepares_and_plays(
         assets: AssetServer, platform: FakePlatform, tmp_path: Path) -> None:
-    async with _bot_process("--strategy", "best", "--platform", platform.url, "--token", "t0k",
-                            "--port", "0", "--cache", str(tmp_path / "c"),
-                            "--version", "2.1") as process:
-        assert process.stdout is not None and process.stderr is not None
-        line = await asyncio.wait_for(process.stdout.readline(), PATIENCE)
-        if not line:
-            raise AssertionError(f"no READY line: {await process.stderr.read()!r}")
-        word, port, name = line.decode().split()
+    async with bot_process("bots.scrabble", "--strategy", "best", "--platform", platform.url,
+                           "--token", "t0k", "--port", "0", "--cache", str(tmp_path / "c"),
+                           "--version", "2.1") as process:
+        word, port, name = await ready_line(process)
         assert (word, name) == ("READY", "scrabble-best")
         (register,) = platform.calls
         assert register["method"] == "RegistrationService.Register"

@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import sys
-from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -15,10 +13,7 @@ from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
 from bots.squelch import make_bot
-
-REPO = Path(__file__).resolve().parents[2]
-PATIENCE = 30.0
-"""A guard against a hung process, not a measurement."""
+from tests.bot_process import PATIENCE, bot_process, ready_line
 
 Client = TestClient[Any, Any]
 
@@ -134,14 +129,9 @@ async def test_bad_params_are_refused(aiohttp_client: AiohttpClient) -> None:
 
 
 async def test_the_command_line_serves_and_stops() -> None:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bots.squelch", "--strategy", "good", "--no-register",
-        "--port", "0", cwd=REPO, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE)
-    try:
-        assert process.stdout is not None
-        line = await asyncio.wait_for(process.stdout.readline(), PATIENCE)
-        word, port, name = line.decode().split()
+    async with bot_process("bots.squelch", "--strategy", "good", "--no-register",
+                           "--port", "0") as process:
+        word, port, name = await ready_line(process)
         assert (word, name) == ("READY", "squelch-good")
         body = {"jsonrpc": "2.0", "method": "Squelch.NextMove", "id": 7,
                 "params": choose("111222", [("0", "111222", 1200), ("1", "111", 1000)])}
@@ -151,7 +141,3 @@ async def test_the_command_line_serves_and_stops() -> None:
         assert reply["result"] == {"take": "0", "stay": False}
         process.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(process.wait(), PATIENCE) == 0
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()

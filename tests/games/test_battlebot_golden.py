@@ -12,7 +12,6 @@ or the wire format shows up as a diff.  To accept a deliberate change, run the t
 from __future__ import annotations
 
 import json
-import os
 import random
 from pathlib import Path
 from typing import Any
@@ -20,14 +19,14 @@ from typing import Any
 import pytest
 
 from merknera.games.battlebot import NoughtsAndCrosses, Numberwang
+from tests.golden import GOLDEN_DIR, check_golden, outcome_lines
 
 GAMES: dict[str, Any] = {"noughtsandcrosses": NoughtsAndCrosses(), "numberwang": Numberwang()}
 PLAYERS = ("first", "second")
-GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 
 
 def golden_file(name: str) -> Path:
-    return GOLDEN / name / "seed-1.txt"
+    return GOLDEN_DIR / name / "seed-1.txt"
 
 
 def playthrough(game: Any, seed: int) -> str:
@@ -54,13 +53,8 @@ def playthrough(game: Any, seed: int) -> str:
         ]
         state = game.apply(state, seat, move)
         lines.append(f"state: {json.dumps(game.state_to_json(state))}")
-    outcome = game.outcome(state)
-    assert outcome is not None and outcome.ranks is not None
     lines += [
-        "",
-        f"termination: {outcome.termination.value}",
-        f"ranks: {' '.join(map(str, outcome.ranks))}",
-        f"detail: {outcome.detail}",
+        *outcome_lines(game.outcome(state)),
         f"Complete: {json.dumps(game.complete_params(state, 0))}",
     ]
     return "\n".join(lines) + "\n"
@@ -68,14 +62,7 @@ def playthrough(game: Any, seed: int) -> str:
 
 @pytest.mark.parametrize("name", sorted(GAMES))
 def test_seed_1_playthrough_matches_the_golden_file(name: str) -> None:
-    actual = playthrough(GAMES[name], 1)
-    path = golden_file(name)
-    if os.environ.get("MERKNERA_REGENERATE_GOLDEN") == "1":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(actual, encoding="utf-8")
-        return
-    assert path.is_file(), f"{path} is missing; run with MERKNERA_REGENERATE_GOLDEN=1"
-    assert actual == path.read_text(encoding="utf-8")
+    check_golden(golden_file(name), playthrough(GAMES[name], 1))
 
 
 @pytest.mark.parametrize("name", sorted(GAMES))

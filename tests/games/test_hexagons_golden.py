@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import random
-from pathlib import Path
 
 from merknera.games.hexagons import Hexagons, HexagonsState, Line
+from tests.golden import GOLDEN_DIR, check_golden, outcome_lines
 
 GAME = Hexagons()
 PLAYERS = ("amy", "bob")
 SETTINGS = {"rows": 5, "cols": 4}
-GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "hexagons" / "seed-3-5x4.txt"
+GOLDEN = GOLDEN_DIR / "hexagons" / "seed-3-5x4.txt"
 
 
 def _text(line: Line) -> str:
@@ -60,27 +59,15 @@ def playthrough(seed: int) -> str:
         ]
         state = GAME.apply(state, seat, move)
         lines += [state.render(), f"scores: {_scores(state)}"]
-    outcome = GAME.outcome(state)
-    assert outcome is not None
-    assert outcome.ranks is not None
     lines += [
-        "",
-        f"termination: {outcome.termination.value}",
-        f"ranks: {' '.join(map(str, outcome.ranks))}",
-        f"detail: {outcome.detail}",
+        *outcome_lines(GAME.outcome(state)),
         f"state: {json.dumps(GAME.state_to_json(state))}",
     ]
     return "\n".join(lines) + "\n"
 
 
 def test_seed_3_playthrough_matches_the_golden_file() -> None:
-    actual = playthrough(3)
-    if os.environ.get("MERKNERA_REGENERATE_GOLDEN") == "1":
-        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
-        GOLDEN.write_text(actual, encoding="utf-8")
-        return
-    assert GOLDEN.is_file(), f"{GOLDEN} is missing; run with MERKNERA_REGENERATE_GOLDEN=1"
-    assert actual == GOLDEN.read_text(encoding="utf-8")
+    check_golden(GOLDEN, playthrough(3))
 
 
 def test_playthroughs_are_deterministic() -> None:

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import random
-from pathlib import Path
 
 from merknera.games.kalaha import PLAYERS, Board, Kalaha
+from tests.golden import GOLDEN_DIR, check_golden, outcome_lines
 
 GAME = Kalaha()
 SEED = 2
-GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "kalaha" / f"seed-{SEED}.txt"
+GOLDEN = GOLDEN_DIR / "kalaha" / f"seed-{SEED}.txt"
 
 
 def playthrough(seed: int) -> str:
@@ -47,13 +46,8 @@ def playthrough(seed: int) -> str:
         ]
         state = GAME.apply(state, seat, move)
         lines.append(state.render())
-    outcome = GAME.outcome(state)
-    assert outcome is not None and outcome.ranks is not None
     lines += [
-        "",
-        f"termination: {outcome.termination.value}",
-        f"ranks: {' '.join(map(str, outcome.ranks))}",
-        f"detail: {outcome.detail}",
+        *outcome_lines(GAME.outcome(state)),
         f"gamestate: {json.dumps(GAME.state_to_json(state))}",
         f"complete (seat 0): {json.dumps(GAME.complete_params(state, 0))}",
     ]
@@ -61,13 +55,7 @@ def playthrough(seed: int) -> str:
 
 
 def test_seed_2_playthrough_matches_the_golden_file() -> None:
-    actual = playthrough(SEED)
-    if os.environ.get("MERKNERA_REGENERATE_GOLDEN") == "1":
-        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
-        GOLDEN.write_text(actual, encoding="utf-8")
-        return
-    assert GOLDEN.is_file(), f"{GOLDEN} is missing; run with MERKNERA_REGENERATE_GOLDEN=1"
-    assert actual == GOLDEN.read_text(encoding="utf-8")
+    check_golden(GOLDEN, playthrough(SEED))
 
 
 def test_playthroughs_are_deterministic() -> None:

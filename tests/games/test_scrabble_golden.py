@@ -11,12 +11,10 @@ with ``MERKNERA_REGENERATE_GOLDEN=1`` and review the diff.
 from __future__ import annotations
 
 import json
-import os
 import random
 from collections import defaultdict
 from collections.abc import Iterator
 from itertools import combinations
-from pathlib import Path
 
 from merknera.games.base import IllegalMoveError, Termination
 from merknera.games.scrabble import (
@@ -28,21 +26,15 @@ from merknera.games.scrabble import (
     Pass,
     Placement,
     Play,
-    Scrabble,
     ScrabbleMove,
     ScrabbleState,
     render,
     score_play,
 )
+from tests.golden import GOLDEN_DIR, check_golden
+from tests.scrabble_support import GAME
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-ASSETS = ROOT / "assets" / "scrabble"
-GOLDEN = ROOT / "tests" / "golden" / "scrabble" / "seed-11-two-players.txt"
-GAME = Scrabble().with_assets({
-    "gameboard": (ASSETS / "board-standard.json").read_bytes(),
-    "dictionary": (ASSETS / "dictionary-english.txt").read_bytes(),
-    "letters": (ASSETS / "letters-english.json").read_bytes(),
-})
+GOLDEN = GOLDEN_DIR / "scrabble" / "seed-11-two-players.txt"
 PLAYERS = ("alice", "bob")
 SEED = 11
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -181,12 +173,7 @@ TRANSCRIPT, FINAL = playthrough(SEED)
 
 
 def test_seed_11_playthrough_matches_the_golden_file() -> None:
-    if os.environ.get("MERKNERA_REGENERATE_GOLDEN") == "1":
-        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
-        GOLDEN.write_text(TRANSCRIPT, encoding="utf-8")
-        return
-    assert GOLDEN.is_file(), f"{GOLDEN} is missing; run with MERKNERA_REGENERATE_GOLDEN=1"
-    assert GOLDEN.read_text(encoding="utf-8") == TRANSCRIPT
+    check_golden(GOLDEN, TRANSCRIPT)
 
 
 def test_the_golden_game_is_a_real_game() -> None:

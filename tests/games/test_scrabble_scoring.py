@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import pytest
 
@@ -26,26 +25,13 @@ from merknera.games.scrabble import (
     ScrabbleState,
     score_play,
 )
-
-ASSETS = Path(__file__).resolve().parent.parent.parent / "assets" / "scrabble"
-FILES = {
-    "gameboard": (ASSETS / "board-standard.json").read_bytes(),
-    "dictionary": (ASSETS / "dictionary-english.txt").read_bytes(),
-    "letters": (ASSETS / "letters-english.json").read_bytes(),
-}
-REAL = Scrabble().with_assets(FILES)
-PLAYERS = ("alice", "bob", "carol", "dave")
-ACROSS, DOWN = True, False
+from tests.scrabble_support import ACROSS, DOWN, FILES, PLAYERS, at
+from tests.scrabble_support import GAME as REAL
 
 
 def small(*words: str) -> Scrabble:
     """The standard board and tiles with a dictionary of just ``words``."""
     return Scrabble().with_assets({**FILES, "dictionary": "\n".join(words).encode()})
-
-
-def at(square: str) -> tuple[int, int]:
-    """``"H8"`` -> (row 7, col 7)."""
-    return int(square[1:]) - 1, ord(square[0]) - ord("A")
 
 
 def squares(square: str, across: bool, length: int) -> list[tuple[int, int]]:

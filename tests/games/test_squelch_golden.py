@@ -12,19 +12,18 @@ accept a deliberate change, run the test with ``MERKNERA_REGENERATE_GOLDEN=1`` a
 from __future__ import annotations
 
 import json
-import os
 import random
 from collections.abc import Sequence
-from pathlib import Path
 
 from merknera.games.base import CHANCE, Announcement, SeatResult, Termination
 from merknera.games.squelch import Choice, Squelch, SquelchState, render
+from tests.golden import GOLDEN_DIR, check_golden, outcome_lines
 
 GAME = Squelch()
 PLAYERS = ("alice", "bob")
 SETTINGS = {**GAME.default_settings, "gameCount": 2}
 SEED = 5
-GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "squelch" / f"seed-{SEED}.txt"
+GOLDEN = GOLDEN_DIR / "squelch" / f"seed-{SEED}.txt"
 
 
 def localbot(state: SquelchState) -> Choice:
@@ -82,12 +81,9 @@ def playthrough(seed: int) -> str:
         state = after
         lines.append(render(state))
     outcome = GAME.outcome(state)
-    assert outcome is not None and outcome.ranks is not None
+    assert outcome is not None
     lines += [
-        "",
-        f"termination: {outcome.termination.value}",
-        f"ranks: {' '.join(map(str, outcome.ranks))}",
-        f"detail: {outcome.detail}",
+        *outcome_lines(outcome),
         *(f"  -> {name} {GAME.prefix}.{GAME.complete_method} " + json.dumps(
             {"winner": outcome.result_for(seat) is SeatResult.WIN,
              **GAME.complete_params(state, seat)}) for seat, name in enumerate(PLAYERS)),
@@ -97,13 +93,7 @@ def playthrough(seed: int) -> str:
 
 
 def test_seed_5_playthrough_matches_the_golden_file() -> None:
-    actual = playthrough(SEED)
-    if os.environ.get("MERKNERA_REGENERATE_GOLDEN") == "1":
-        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
-        GOLDEN.write_text(actual, encoding="utf-8")
-        return
-    assert GOLDEN.is_file(), f"{GOLDEN} is missing; run with MERKNERA_REGENERATE_GOLDEN=1"
-    assert actual == GOLDEN.read_text(encoding="utf-8")
+    check_golden(GOLDEN, playthrough(SEED))
 
 
 def test_playthroughs_are_deterministic() -> None:

@@ -9,16 +9,15 @@ a deliberate change, run the test with ``MERKNERA_REGENERATE_GOLDEN=1`` and revi
 from __future__ import annotations
 
 import json
-import os
 import random
-from pathlib import Path
 
 from merknera.games.base import IllegalMoveError, Termination
 from merknera.games.tictactoe import MARKS, Board, TicTacToe
+from tests.golden import GOLDEN_DIR, check_golden, outcome_lines
 
 GAME = TicTacToe()
 PLAYERS = ("crosses", "noughts")
-GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "tictactoe" / "seed-7.txt"
+GOLDEN = GOLDEN_DIR / "tictactoe" / "seed-7.txt"
 
 
 def playthrough(seed: int) -> str:
@@ -46,28 +45,15 @@ def playthrough(seed: int) -> str:
         ]
         state = GAME.apply(state, seat, move)
         lines.append(state.render())
-    outcome = GAME.outcome(state)
-    assert outcome is not None
-    assert outcome.ranks is not None
     lines += [
-        "",
-        f"termination: {outcome.termination.value}",
-        f"ranks: {' '.join(map(str, outcome.ranks))}",
-        f"detail: {outcome.detail}",
+        *outcome_lines(GAME.outcome(state)),
         f"gamestate: {json.dumps(GAME.state_to_json(state))}",
     ]
     return "\n".join(lines) + "\n"
 
 
 def test_seed_7_playthrough_matches_the_golden_file() -> None:
-    actual = playthrough(7)
-    if os.environ.get("MERKNERA_REGENERATE_GOLDEN") == "1":
-        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
-        GOLDEN.write_text(actual, encoding="utf-8")
-        return
-    assert GOLDEN.is_file(), f"{GOLDEN} is missing; run with MERKNERA_REGENERATE_GOLDEN=1"
-    expected = GOLDEN.read_text(encoding="utf-8")
-    assert actual == expected
+    check_golden(GOLDEN, playthrough(7))
 
 
 def test_playthroughs_are_deterministic() -> None:
