@@ -17,11 +17,14 @@ from merknera.games import AnyGame
 from merknera.rpc import RpcService
 from merknera.scheduler.arena import Arena, Notifier
 from merknera.scheduler.core import Scheduler
+from merknera.scheduler.discipline import Discipline
+from merknera.scheduler.ladder import Ladder
 from merknera.scheduler.presence import Presence
 from merknera.scheduler.readiness import Readiness, ReadyService
 from merknera.scheduler.registration import Registrar
-from merknera.store import Database
-from merknera.web import api
+from merknera.scheduler.tournaments import Director
+from merknera.store import Database, ratings
+from merknera.web import admin, api
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +39,9 @@ class Platform:
         """The verified game asset files (set by :meth:`start`)."""
         self.games: dict[str, AnyGame] = {}
         """Every hosted game set up with its assets (set by :meth:`start`)."""
+        self.ladder: Ladder
+        self.discipline: Discipline
+        self.tournaments: Director
         self._db: Database | None = None
         self._client: BotClient | None = None
         self._scheduler: Scheduler | None = None
@@ -74,6 +80,10 @@ class Platform:
         self.assets = AssetStore.load(self.config.assets_path)
         self.games = load_games(self.assets)
         self._db = await Database.open(self.config.db)
+        # A database from before ratings existed gets its ratings computed once.
+        rebuilt = await ratings.rebuild_if_needed(self._db)
+        if rebuilt is not None:
+            log.info("ratings rebuilt from the stored results: %s", rebuilt)
         self._client = BotClient(self.config)
         await self._client.start()
         presence = Presence(self.config, self._db, self._client, self.events)
@@ -90,13 +100,23 @@ class Platform:
             if game.assets:
                 self._rpc.add_method(f"{game.prefix}.Ready",
                                      functools.partial(ready.ready, game))
+        self.ladder = Ladder(self._scheduler)
+        self.discipline = Discipline(self._scheduler)
+        self.tournaments = Director(self._scheduler)
         await presence.start()
         await self._scheduler.start()
+        self.discipline.start()
+        self.tournaments.start()
+        self.ladder.start()
 
     async def stop(self) -> None:
         """Stop the games (they resume at the next start), the pinger, the client, the store."""
         scheduler, client, db = self._scheduler, self._client, self._db
         self._scheduler = self._client = self._db = None
+        if scheduler is not None:
+            await self.ladder.stop()
+            await self.tournaments.stop()
+            await self.discipline.stop()
         try:
             if scheduler is not None:
                 try:
@@ -111,6 +131,35 @@ class Platform:
                 if db is not None:
                     await db.close()
 
+    # -- what the admin API may do (merknera.web.admin.AdminOps) --------------------------------
+
+    @property
+    def admin_token(self) -> str:
+        """The configured admin token ("" = none)."""
+        return self.config.admin_token
+
+    async def disable_bot(self, bot_id: int, reason: str) -> bool:
+        """Take a bot out of play."""
+        return await self.discipline.disable(bot_id, "ADMIN", reason)
+
+    async def enable_bot(self, bot_id: int) -> bool:
+        """Put a disabled bot back in play."""
+        return await self.discipline.enable(bot_id) is not None
+
+    def ladder_state(self) -> str:
+        """OFF, PAUSED or RUNNING."""
+        return self.ladder.state
+
+    def set_ladder_paused(self, paused: bool) -> str:
+        """Pause or resume the ladder; returns its state."""
+        self.ladder.paused = paused
+        return self.ladder.state
+
+    async def create_tournament(self, game: str, fmt: str, rounds: int,
+                                bot_ids: list[int] | None) -> int:
+        """Create a tournament; it begins within a second."""
+        return await self.tournaments.create(game, fmt, rounds, bot_ids)
+
 
 PLATFORM_KEY = web.AppKey("platform", Platform)
 
@@ -124,6 +173,7 @@ def build_app(config: Config, platform: Platform | None = None) -> web.Applicati
     platform = platform or Platform(config)
     app[PLATFORM_KEY] = platform
     app[api.DB_KEY] = lambda: platform.db
+    app[admin.OPS_KEY] = lambda: platform
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         await platform.start()
@@ -141,4 +191,5 @@ def build_app(config: Config, platform: Platform | None = None) -> web.Applicati
     app.router.add_post("/rpc", rpc_handler)
     app.router.add_get("/assets/{sha1}/{name}", asset_handler)
     app.router.add_routes(api.routes)
+    app.router.add_routes(admin.routes)
     return app

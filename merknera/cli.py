@@ -1,4 +1,5 @@
-"""The ``merknera`` command: ``serve``, ``demo``, ``user add|token``, ``assets verify|manifest``."""
+"""The ``merknera`` command: ``serve``, ``demo``, ``user add|token``, ``assets verify|manifest``,
+``ratings rebuild``."""
 
 from __future__ import annotations
 
@@ -42,6 +43,11 @@ def _parser() -> argparse.ArgumentParser:
     manifest = asset_commands.add_parser(
         "manifest", help="recompute the hashes of the files listed in manifest.json")
     add_config_arguments(manifest, keys=("assets_dir",))
+    ratings = commands.add_parser("ratings", help="the bots' ratings")
+    rating_commands = ratings.add_subparsers(dest="ratings_command", required=True)
+    rebuild = rating_commands.add_parser(
+        "rebuild", help="recompute every rating from the stored results, in the order of finish")
+    add_config_arguments(rebuild, keys=("db",))
     return parser
 
 
@@ -114,6 +120,21 @@ async def _user_token(db_path: str, name: str, description: str) -> int:
     return 0
 
 
+async def _ratings_rebuild(db_path: str) -> int:
+    from merknera.store import ratings
+
+    db = await Database.open(db_path)
+    try:
+        summary = await ratings.rebuild(db)
+    finally:
+        await db.close()
+    print(f"Rebuilt the ratings in {db_path}: {summary.games} games rated, "
+          f"{summary.bots} bots rated.")
+    print("The stored ratings were already the same." if summary.changed == 0 else
+          f"{summary.changed} bots' stored ratings differed and were replaced.")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``merknera`` console script."""
     args = _parser().parse_args(argv)
@@ -138,6 +159,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from merknera.demo import run_demo
 
             return asyncio.run(run_demo(config))
+        if args.command == "ratings":
+            return asyncio.run(_ratings_rebuild(config.db))
         if args.user_command == "add":
             return asyncio.run(_user_add(config.db, args.name))
         return asyncio.run(_user_token(config.db, args.name, args.description))

@@ -93,6 +93,19 @@ class Config:
     """Networks a bot's endpoint may resolve into (CIDR).  Add "0.0.0.0/0" and "::/0" to
     allow bots anywhere on the internet."""
 
+    ladder: bool = False
+    """Keep pairing online bots of every game (the continuous ladder)."""
+    ladder_interval: float = 5.0
+    """Seconds between the ladder's scheduling passes."""
+    max_games_per_bot: int = 4
+    """Games a bot may be in at once, at most, for the ladder to give it another."""
+    fault_window: int = 10
+    """The last games of a bot that the fault rule looks at."""
+    fault_share: float = 0.5
+    """Share of those games with a fault of the bot's own that disables it (0 = never)."""
+    admin_token: str = ""
+    """The token of the admin API (``Authorization: Bearer <token>``); empty = no admin."""
+
     log_level: str = "INFO"
     """Logging level of the platform process."""
 
@@ -156,6 +169,12 @@ def _coerce(key: str, raw: object, source: str) -> object:
             return number
         if kind is str:
             return raw if isinstance(raw, str) else _bad(raw)
+        if kind is bool:
+            if isinstance(raw, bool):
+                return raw
+            if isinstance(raw, str) and raw.strip().lower() in _BOOLEANS:
+                return _BOOLEANS[raw.strip().lower()]
+            raise ValueError("expected true or false")
         if isinstance(kind, types.GenericAlias) and kind.__origin__ is tuple:
             if isinstance(raw, str):
                 return tuple(part.strip() for part in raw.split(",") if part.strip())
@@ -165,6 +184,10 @@ def _coerce(key: str, raw: object, source: str) -> object:
     except ValueError as exc:
         raise ConfigError(f"{key} from {source}: {raw!r} is not valid ({exc})") from None
     raise AssertionError(f"unhandled config type {kind} for {key}")
+
+
+_BOOLEANS = {"true": True, "1": True, "yes": True, "on": True,
+             "false": False, "0": False, "no": False, "off": False}
 
 
 def _bad(raw: object) -> object:
@@ -187,6 +210,10 @@ def _validate(config: Config) -> Config:
     need(config.concurrency >= 1, "concurrency", "must be at least 1")
     need(config.max_strikes >= 1, "max_strikes", "must be at least 1")
     need(config.max_reply_bytes >= 1024, "max_reply_bytes", "must be at least 1024")
+    need(config.ladder_interval > 0, "ladder_interval", "must be greater than 0")
+    need(config.max_games_per_bot >= 1, "max_games_per_bot", "must be at least 1")
+    need(config.fault_window >= 1, "fault_window", "must be at least 1")
+    need(0 <= config.fault_share <= 1, "fault_share", "must be between 0 and 1")
     need(bool(config.db), "db", "must name a file")
     need(config.log_level.upper() in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
          "log_level", "must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL")
@@ -318,6 +345,11 @@ def add_config_arguments(parser: Any, keys: Sequence[str] = OVERRIDABLE) -> None
     for key in keys:
         dashed = "--" + key.replace("_", "-")
         flags = [dashed] if "_" not in key else [dashed, "--" + key]
+        if _field_types()[key] is bool:
+            # `--ladder` alone means true; `--ladder false` is accepted too.
+            parser.add_argument(*flags, dest=key, default=None, nargs="?", const="true",
+                                metavar="true|false", help=f"set the configuration key {key}")
+            continue
         parser.add_argument(*flags, dest=key, default=None, metavar=key.upper(),
                             help=f"override the configuration key {key}")
     if "move_timeout" in keys:

@@ -27,6 +27,10 @@ class GameFinished:
     detail: str
     scores: tuple[float, ...] | None = None
     """Game points per seat, for games that keep a score."""
+    bot_ids: tuple[int, ...] = ()
+    """The seated bots' ids in seat order."""
+    at_fault: tuple[int, ...] = ()
+    """Ids of the bots that made a faulty reply in the game or forfeited it."""
 
 
 @dataclass(frozen=True)

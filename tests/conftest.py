@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import dataclasses
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pytest_aiohttp import AiohttpClient
@@ -40,3 +42,19 @@ async def arena(config: Config, aiohttp_client: AiohttpClient) -> AsyncIterator[
     client = await aiohttp_client(build_app(config, platform))
     _, token = await users.create_user(platform.db, "alice")
     yield Arena(platform, client, token)
+
+
+ArenaFactory = Callable[..., Awaitable[Arena]]
+
+
+@pytest.fixture
+def make_arena(config: Config, aiohttp_client: AiohttpClient) -> ArenaFactory:
+    """Like ``arena``, with configuration changes: ``await make_arena(ladder=True)``."""
+    async def make(**changes: Any) -> Arena:
+        changed = dataclasses.replace(config, **changes)
+        platform = Platform(changed)
+        client = await aiohttp_client(build_app(changed, platform))
+        _, token = await users.create_user(platform.db, "alice")
+        return Arena(platform, client, token)
+
+    return make

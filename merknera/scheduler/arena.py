@@ -13,7 +13,7 @@ from merknera.assets import AssetStore
 from merknera.botclient import BotClient
 from merknera.config import Config
 from merknera.events import EventBus
-from merknera.games import AnyGame, JSONObject
+from merknera.games import JSON, AnyGame, JSONObject
 from merknera.scheduler.presence import Presence
 from merknera.scheduler.readiness import Readiness
 from merknera.store import Database
@@ -83,3 +83,10 @@ class Arena:
     """Every hosted game by mnemonic, set up with its assets."""
     assets: AssetStore
     readiness: Readiness
+
+    def new_game_settings(self, mnemonic: str) -> dict[str, JSON]:
+        """The settings a new game of ``mnemonic`` is stored with: the hashes of the asset
+        files it is played with (see GameRunner._assets_changed)."""
+        if not self.games[mnemonic].assets:
+            return {}
+        return {"assets": {name: f.sha1 for name, f in self.assets.roles(mnemonic).items()}}

@@ -107,6 +107,15 @@ class Presence:
 
     # -- liveness ---------------------------------------------------------------------------
 
+    def online_bots(self, game: str) -> list[int]:
+        """The ids of the current bots of a game believed online."""
+        return [bot_id for bot_id, entry in self._bots.items()
+                if entry.bot.game == game and entry.online.is_set()]
+
+    def restored(self, bot: Bot) -> None:
+        """A disabled bot was enabled again: ping it and play it once it answers."""
+        self._bots.setdefault(bot.id, _Liveness(bot, recorded_online=False))
+
     def is_online(self, bot_id: int) -> bool:
         """Whether the bot is current and believed online."""
         entry = self._bots.get(bot_id)

@@ -135,11 +135,7 @@ class Registrar:
             raise RegistrationError(jsonrpc.ENDPOINT_REFUSED,
                                     f"The rpcendpoint was refused: {exc}") from None
         secret, stamp = new_secret(), now()
-        # A game records the asset files it is played with (see GameRunner._assets_changed).
-        settings: dict[str, JSON] = {}
-        if game.assets:
-            settings["assets"] = {name: f.sha1 for name, f in
-                                  arena.assets.roles(game.mnemonic).items()}
+        settings = arena.new_game_settings(game.mnemonic)
         done = await arena.db.transaction(
             lambda conn: _register(conn, request, game, secret, stamp, settings))
         arena.presence.retired(done.retired)
@@ -207,6 +203,11 @@ def _reregister(conn: sqlite3.Connection, same: Bot, request: RegistrationReques
             jsonrpc.NOT_ALLOWED,
             f'Version "{same.version}" of "{same.name}" has been superseded by a newer '
             "version; register a new version instead")
+    if same.status is BotStatus.DISABLED and same.disabled_by == "ADMIN":
+        raise RegistrationError(
+            jsonrpc.NOT_ALLOWED,
+            f'"{same.name}" (version: {same.version}) was disabled by an admin '
+            f"({same.disabled_reason}); ask them to enable it")
     if same.game != request.game:
         raise RegistrationError(
             jsonrpc.NOT_ALLOWED,

@@ -404,10 +404,14 @@ class GameRunner:
         if not await games.finish(arena.db, self._game_id, outcome,
                                   game.state_to_json(play.state), log_lines):
             return
+        at_fault = tuple(
+            bot.id for seat, bot in enumerate(seats)
+            if play.strikes[seat] > 0 or (outcome.termination.is_forfeit
+                                          and results[seat] is SeatResult.LOSS))
         arena.events.publish(GameFinished(
             self._game_id, game.mnemonic, tuple(f"{b.name} ({b.version})" for b in seats),
             tuple(r.value for r in results), outcome.termination.value, outcome.detail,
-            outcome.scores))
+            outcome.scores, tuple(bot.id for bot in seats), at_fault))
         for seat, bot in enumerate(seats):
             params: JSONObject = {game.id_param: self._game_id,
                                   "winner": results[seat] is SeatResult.WIN}

@@ -39,6 +39,9 @@ class Bot:
     secret: str
     created_at: str
     last_seen_at: str | None
+    disabled_by: str | None = None
+    """ADMIN or FAULTS for a disabled bot."""
+    disabled_reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,8 @@ def bot_from_row(row: sqlite3.Row) -> Bot:
         user_id=row["user_id"], owner=row["owner"], endpoint=row["endpoint"],
         language=row["language"], website=row["website"], description=row["description"],
         status=BotStatus(row["status"]), secret=row["secret"], created_at=row["created_at"],
-        last_seen_at=row["last_seen_at"],
+        last_seen_at=row["last_seen_at"], disabled_by=row["disabled_by"],
+        disabled_reason=row["disabled_reason"],
     )
 
 
@@ -99,7 +103,8 @@ def update_registration(conn: sqlite3.Connection, bot_id: int, meta: BotMetadata
     """
     conn.execute(
         "UPDATE bots SET endpoint = ?, language = ?, website = ?, description = ?, "
-        "status = 'ONLINE', last_seen_at = ? WHERE id = ?",
+        "status = 'ONLINE', last_seen_at = ?, disabled_by = NULL, disabled_reason = NULL "
+        "WHERE id = ?",
         (meta.endpoint, meta.language, meta.website, meta.description, now(), bot_id))
     return _reread(conn, bot_id)
 
@@ -170,3 +175,38 @@ async def touch(db: Database, bot_ids: list[int]) -> None:
         marks = ",".join("?" * len(bot_ids))
         await db.write_one(f"UPDATE bots SET last_seen_at = ? WHERE id IN ({marks})",
                            (now(), *bot_ids))
+
+
+def disable(conn: sqlite3.Connection, bot_id: int, by: str, reason: str) -> list[int]:
+    """Take a current bot out of play; returns its unfinished games (the caller ends them).
+
+    ``by`` is ADMIN or FAULTS: re-registering re-enables only a bot the fault rule took out.
+    """
+    conn.execute("UPDATE bots SET status = 'DISABLED', disabled_by = ?, disabled_reason = ? "
+                 "WHERE id = ? AND status IN ('ONLINE', 'OFFLINE')", (by, reason, bot_id))
+    return [row[0] for row in conn.execute(
+        "SELECT games.id FROM games JOIN seats ON seats.game_id = games.id "
+        "WHERE seats.bot_id = ? AND games.status != 'FINISHED' ORDER BY games.id", (bot_id,))]
+
+
+def enable(conn: sqlite3.Connection, bot_id: int) -> Bot | None:
+    """Put a disabled bot back (offline until it answers a ping); None if it was not
+    disabled."""
+    changed = conn.execute("UPDATE bots SET status = 'OFFLINE', disabled_by = NULL, "
+                           "disabled_reason = NULL WHERE id = ? AND status = 'DISABLED'",
+                           (bot_id,)).rowcount
+    return _reread(conn, bot_id) if changed else None
+
+
+def recent_faults(conn: sqlite3.Connection, bot_id: int, window: int) -> list[bool]:
+    """For the bot's last ``window`` finished games with a result, newest first: whether it
+    was at fault in each (a faulty reply of its own, or a forfeit it lost)."""
+    rows = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM moves WHERE moves.game_id = games.id "
+        "AND moves.seat = seats.seat AND moves.fault IS NOT NULL) "
+        "OR (games.reason IN ('TIMEOUT', 'UNREACHABLE', 'STRIKES', 'NOT_READY') "
+        "AND seats.result = 'LOSS') "
+        "FROM seats JOIN games ON games.id = seats.game_id "
+        "WHERE seats.bot_id = ? AND games.status = 'FINISHED' AND games.outcome != 'NO_RESULT' "
+        "ORDER BY games.finished_at DESC, games.id DESC LIMIT ?", (bot_id, window))
+    return [bool(row[0]) for row in rows]

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from merknera.games.base import JSON, Outcome
+from merknera.store import ratings
 from merknera.store.db import Database, now
 
 
@@ -78,11 +79,13 @@ def summarise(outcome: Outcome) -> GameResult:
 
 
 def create(conn: sqlite3.Connection, game: str, seed: int, bot_ids: Sequence[int],
-           settings: dict[str, JSON] | None = None) -> int:
+           settings: dict[str, JSON] | None = None, *, origin: str = "REGISTRATION",
+           tournament_id: int | None = None, round_number: int | None = None) -> int:
     """A new pending game with its seats in order (inside a write transaction)."""
     cursor = conn.execute(
-        "INSERT INTO games (game, seed, settings, created_at) VALUES (?, ?, ?, ?)",
-        (game, seed, json.dumps(settings or {}), now()))
+        "INSERT INTO games (game, seed, settings, created_at, origin, tournament_id, round) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (game, seed, json.dumps(settings or {}), now(), origin, tournament_id, round_number))
     game_id = cursor.lastrowid
     assert game_id is not None
     conn.executemany(
@@ -172,7 +175,8 @@ async def finish(db: Database, game_id: int, outcome: Outcome, final_state: JSON
 
 def finish_in(conn: sqlite3.Connection, game_id: int, outcome: Outcome, final_state: JSON,
               log_lines: Sequence[tuple[int, str]], stamp: str) -> bool:
-    """:func:`finish` inside a write transaction."""
+    """:func:`finish` inside a write transaction; a game with a result is rated in it too
+    (:func:`merknera.store.ratings.rate_in`)."""
     cursor = conn.execute(
         "UPDATE games SET status = 'FINISHED', outcome = ?, reason = ?, detail = ?, "
         "final_state = ?, finished_at = ?, started_at = COALESCE(started_at, ?) "
@@ -192,6 +196,9 @@ def finish_in(conn: sqlite3.Connection, game_id: int, outcome: Outcome, final_st
     conn.executemany(
         "INSERT INTO bot_log (bot_id, game_id, message, created_at) VALUES (?, ?, ?, ?)",
         [(bot_id, game_id, message, stamp) for bot_id, message in log_lines])
+    if outcome.ranks is not None:
+        # The rating change commits with the result (games without a result are not rated).
+        ratings.rate_in(conn, game_id, outcome)
     return True
 
 

@@ -1,4 +1,5 @@
-"""Read-only queries behind the results API: bots with records, games, moves, leaderboards."""
+"""Read-only queries behind the results API: bots with records and ratings, games, moves,
+leaderboards."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from merknera.protocol.jsonrpc import EnvelopeError, loads
+from merknera.ratings import DEFAULT, Rating, bands, rank_key
+from merknera.store import ratings as rating_store
 from merknera.store.db import Database
 
 _BOT_COLUMNS = (
@@ -16,10 +19,13 @@ _BOT_COLUMNS = (
     "COUNT(seats.game_id) AS played, "
     "COALESCE(SUM(seats.result = 'WIN'), 0) AS won, "
     "COALESCE(SUM(seats.result = 'DRAW'), 0) AS drawn, "
-    "COALESCE(SUM(seats.result = 'LOSS'), 0) AS lost"
+    "COALESCE(SUM(seats.result = 'LOSS'), 0) AS lost, "
+    "ratings.mu AS rating_mu, ratings.sigma AS rating_sigma, "
+    "COALESCE(ratings.rated_games, 0) AS rated_games"
 )
 _BOT_FROM = (
     "FROM bots JOIN users ON users.id = bots.user_id "
+    "LEFT JOIN ratings ON ratings.bot_id = bots.id "
     "LEFT JOIN seats ON seats.bot_id = bots.id AND seats.result IN ('WIN', 'DRAW', 'LOSS')"
 )
 
@@ -33,15 +39,31 @@ def _dict(row: sqlite3.Row) -> dict[str, Any]:
     return dict(zip(row.keys(), tuple(row), strict=True))
 
 
+def rating_json(rating: Rating, rated_games: int) -> dict[str, Any]:
+    """A rating as the API shows it: the mean and its uncertainty, the conservative
+    estimate bots are ranked by (mu - 3 sigma), the 95% interval (mu ± 1.96 sigma), and how
+    many rated games it rests on (0: the default rating of a bot that has not played)."""
+    return {"mu": rating.mu, "sigma": rating.sigma, "conservative": rating.conservative,
+            "low": rating.low, "high": rating.high, "rated_games": rated_games}
+
+
+def _rating(row: sqlite3.Row) -> Rating:
+    mu = row["rating_mu"]
+    return DEFAULT if mu is None else Rating(mu, row["rating_sigma"])
+
+
 def _bot(row: sqlite3.Row) -> dict[str, Any]:
     bot = _dict(row)
+    for column in ("rating_mu", "rating_sigma", "rated_games"):
+        del bot[column]
     bot["score"] = score(row["won"], row["drawn"], row["played"])
+    bot["rating"] = rating_json(_rating(row), row["rated_games"])
     return bot
 
 
 async def list_bots(db: Database, game: str | None = None,
                     include_retired: bool = False) -> list[dict[str, Any]]:
-    """Bots with their win/draw/loss record, by id."""
+    """Bots with their win/draw/loss record and their rating, by id."""
     where, params = ["1 = 1"], []
     if game is not None:
         where.append("bots.game = ?")
@@ -54,8 +76,9 @@ async def list_bots(db: Database, game: str | None = None,
     return [_bot(row) for row in rows]
 
 
-async def get_bot(db: Database, bot_id: int) -> dict[str, Any] | None:
-    """One bot with its record and its other versions."""
+async def get_bot(db: Database, bot_id: int, history_limit: int = 1000) -> dict[str, Any] | None:
+    """One bot with its record, its rating and its rating after each of its latest
+    ``history_limit`` rated games (oldest first), and its other versions."""
     row = await db.fetchone(
         f"SELECT {_BOT_COLUMNS} {_BOT_FROM} WHERE bots.id = ? GROUP BY bots.id",
         (bot_id,))
@@ -66,15 +89,35 @@ async def get_bot(db: Database, bot_id: int) -> dict[str, Any] | None:
         "SELECT id, version, status, created_at FROM bots WHERE name = ? ORDER BY id",
         (row["name"],))
     bot["versions"] = [_dict(v) for v in versions]
+    bot["rating_history"] = [
+        {"game_id": point.game_id, "finished_at": point.finished_at, "mu": point.rating.mu,
+         "sigma": point.rating.sigma, "conservative": point.rating.conservative}
+        for point in await rating_store.history(db, bot_id, history_limit)]
     return bot
 
 
 async def leaderboard(db: Database, game: str) -> list[dict[str, Any]]:
-    """Current bots of a game ranked by score, then games played, then name."""
+    """Current bots of a game ranked by rating, with their W/D/L records.
+
+    The order is :func:`merknera.ratings.rank_key` (the conservative estimate mu - 3 sigma,
+    then the mean), then the W/D/L score, games played, name and version; a bot that has not
+    played stands at the default rating.  ``rank`` is the position from 1; ``band`` the
+    statistically tied band (:func:`merknera.ratings.bands`: rows whose 95% interval overlaps
+    the interval of their band's first row share its number); ``tied_with_next`` says whether
+    the next row is in the same band (False on the last row).
+    """
     bots = await list_bots(db, game)
-    bots.sort(key=lambda b: (-b["score"], -b["played"], b["name"], b["version"]))
-    for rank, bot in enumerate(bots, start=1):
-        bot["rank"] = rank
+
+    def rating(bot: dict[str, Any]) -> Rating:
+        return Rating(bot["rating"]["mu"], bot["rating"]["sigma"])
+
+    bots.sort(key=lambda b: (*rank_key(rating(b)), -b["score"], -b["played"], b["name"],
+                             b["version"], b["id"]))
+    tie_bands = bands([rating(bot) for bot in bots])
+    for index, bot in enumerate(bots):
+        bot["rank"] = index + 1
+        bot["band"] = tie_bands[index]
+        bot["tied_with_next"] = index + 1 < len(bots) and tie_bands[index + 1] == tie_bands[index]
     return bots
 
 

@@ -1,4 +1,5 @@
-"""The JSON results API: bots, games with their move logs, leaderboards, a bot's own log.
+"""The JSON results API: bots and their ratings, games with their move logs, leaderboards,
+a bot's own log.
 
 Bad query values get 400 and unknown ids 404, each with ``{"error": "<what was wrong>"}``.
 """
@@ -80,7 +81,8 @@ async def bots_index(request: web.Request) -> web.Response:
 
 @routes.get("/api/bots/{id}")
 async def bot_detail(request: web.Request) -> web.Response:
-    """One bot version with its record, its other versions and its latest games."""
+    """One bot version with its record, its rating and rating history, its other versions
+    and its latest games."""
     db = request.app[DB_KEY]()
     bot_id = _path_id(request)
     bot = await get_bot(db, bot_id)
@@ -155,7 +157,9 @@ def _hide_secrets(game: dict[str, Any]) -> None:
 
 @routes.get("/api/leaderboard")
 async def leaderboard_index(request: web.Request) -> web.Response:
-    """Current bots of one game by score: a win is 1 point, a draw 1/2."""
+    """Current bots of one game ranked by rating (the conservative estimate mu - 3 sigma),
+    each with its 95% interval, its statistically tied band, and its W/D/L record and score
+    (a win is 1 point, a draw 1/2)."""
     game = _game(request, required=True)
     assert game is not None
     return web.json_response({"game": game, "bots": await leaderboard(request.app[DB_KEY](), game)})

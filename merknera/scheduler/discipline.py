@@ -1,0 +1,113 @@
+"""Taking bots out of play and back: by an admin, or by the fault rule.
+
+The fault rule: a bot whose own faults (faulty replies, or forfeits it lost) marred at least
+``fault_share`` of its last ``fault_window`` games with a result is disabled, and its log
+says why.  Registering the same version again re-enables it; a bot an admin disabled stays
+disabled until an admin enables it.  Disabling ends the bot's unfinished games without a
+result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import sqlite3
+
+from merknera.events import GameFinished
+from merknera.games import Outcome, Termination
+from merknera.scheduler.core import Scheduler
+from merknera.store import bots, games, logs, now
+from merknera.store.bots import Bot
+
+log = logging.getLogger(__name__)
+
+
+class Discipline:
+    """Disables and enables bots, and applies the fault rule after games."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self._scheduler = scheduler
+        self._arena = scheduler.arena
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Apply the fault rule after every game with a fault."""
+        self._task = asyncio.create_task(self._watch(), name="fault-rule")
+
+    async def stop(self) -> None:
+        """Stop watching games."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+
+    async def _watch(self) -> None:
+        async with self._arena.events.listen() as events:
+            while True:
+                event = await events.get()
+                if isinstance(event, GameFinished) and event.at_fault:
+                    try:
+                        await self.after_game(list(event.at_fault))
+                    except Exception:
+                        log.exception("the fault rule failed after game %d", event.game_id)
+
+    async def disable(self, bot_id: int, by: str, reason: str) -> bool:
+        """Take a bot out of play; False if it was not a current bot."""
+        stamp = now()
+        ended = await self._arena.db.transaction(
+            lambda conn: _disable(conn, bot_id, by, reason, stamp))
+        if ended is None:
+            return False
+        log.info("bot %d disabled (%s): %s", bot_id, by, reason)
+        self._arena.presence.retired([bot_id])
+        await self._scheduler.cancel(ended)
+        return True
+
+    async def enable(self, bot_id: int) -> Bot | None:
+        """Put a disabled bot back in play (it is pinged first); None if it was not
+        disabled."""
+        bot = await self._arena.db.transaction(lambda conn: _enable(conn, bot_id))
+        if bot is not None:
+            self._arena.presence.restored(bot)
+        return bot
+
+    async def after_game(self, bot_ids: list[int]) -> None:
+        """Apply the fault rule to bots that were at fault in a game just finished."""
+        config = self._arena.config
+        if config.fault_share <= 0:
+            return
+        for bot_id in bot_ids:
+            marks = await self._arena.db.read(functools.partial(
+                bots.recent_faults, bot_id=bot_id, window=config.fault_window))
+            if len(marks) < config.fault_window:
+                continue
+            faulty = sum(marks)
+            if faulty / len(marks) >= config.fault_share:
+                await self.disable(bot_id, "FAULTS", (
+                    f"{faulty} of its last {len(marks)} games had faults of its own "
+                    f"(the limit is {config.fault_share:.0%}); register it again to "
+                    "play again"))
+
+
+def _disable(conn: sqlite3.Connection, bot_id: int, by: str, reason: str,
+             stamp: str) -> list[int] | None:
+    found = conn.execute("SELECT status FROM bots WHERE id = ?", (bot_id,)).fetchone()
+    if found is None or found[0] not in ("ONLINE", "OFFLINE"):
+        return None
+    unfinished = bots.disable(conn, bot_id, by, reason)
+    ended = Outcome.no_result(Termination.ABORTED, f"bot {bot_id} was disabled: {reason}")
+    for game_id in unfinished:
+        lines = [(seated, f"Game ended without a result (gameId: {game_id}): {ended.detail}")
+                 for seated in games.seated(conn, game_id)]
+        games.finish_in(conn, game_id, ended, None, lines, stamp)
+    who = "an admin" if by == "ADMIN" else "the fault rule"
+    logs.add(conn, bot_id, f"Disabled by {who}: {reason}")
+    return unfinished
+
+
+def _enable(conn: sqlite3.Connection, bot_id: int) -> Bot | None:
+    bot = bots.enable(conn, bot_id)
+    if bot is not None:
+        logs.add(conn, bot_id, "Enabled again; it plays once it answers a ping")
+    return bot

@@ -1,0 +1,188 @@
+"""The continuous ladder: keeps pairing online bots of each game.
+
+A pass looks at the online, enabled bots of a game with room for another game (fewer than
+``max_games_per_bot`` unfinished games), takes them in priority order (the fewest rated
+games first, so a new version gets its first games quickly, then the most uncertain) and
+gives each an opponent whose rating is close or uncertain: the one with the best TrueSkill
+match quality among its neighbours in rating order, a recent opponent counting for less.
+Each bot gets at most one new game per pass, and a pass never adds more games than the
+free concurrency allows.
+
+:func:`choose_pairs` is the pure part (what ``bench/ladder.py`` times); :class:`Ladder` runs
+it against the store and the scheduler every ``ladder_interval`` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import functools
+import logging
+import math
+import secrets
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from merknera.games import JSON
+from merknera.scheduler.core import Scheduler
+from merknera.store import competition, games, logs
+
+log = logging.getLogger(__name__)
+
+BETA = 25 / 6
+"""Performance spread of one game, in rating points (OpenSkill's default)."""
+NEIGHBOURS = 8
+"""How far either way in rating order a bot looks for an opponent: the pass stays
+O(n log n) however many bots there are."""
+RECENT_PENALTY = 0.5
+"""Match quality is multiplied by this for a pair that met in their last few games."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A bot the ladder may pair."""
+
+    bot_id: int
+    mu: float
+    sigma: float
+    rated_games: int
+    recent: frozenset[int] = frozenset()
+    """Bots it played lately."""
+
+
+def quality(a: Candidate, b: Candidate) -> float:
+    """TrueSkill's match quality of a pair: the chance of a draw relative to equal, sure
+    players; high for close ratings and for uncertain ones."""
+    spread = 2 * BETA**2 + a.sigma**2 + b.sigma**2
+    return math.sqrt(2 * BETA**2 / spread) * math.exp(-((a.mu - b.mu) ** 2) / (2 * spread))
+
+
+def choose_pairs(candidates: Sequence[Candidate], slots: int) -> list[tuple[int, int]]:
+    """Pairs of bot ids to play, at most ``slots`` of them, each bot in at most one.
+
+    The first of each pair takes seat 0; it alternates with the pass's pair count, so that
+    over passes no bot always moves first.
+    """
+    if slots <= 0 or len(candidates) < 2:
+        return []
+    by_mu = sorted(candidates, key=lambda c: (c.mu, c.bot_id))
+    keys = [(c.mu, c.bot_id) for c in by_mu]
+    taken: set[int] = set()
+    pairs: list[tuple[int, int]] = []
+    for bot in sorted(candidates, key=lambda c: (c.rated_games, -c.sigma, c.bot_id)):
+        if len(pairs) >= slots:
+            break
+        if bot.bot_id in taken:
+            continue
+        here = bisect.bisect_left(keys, (bot.mu, bot.bot_id))
+        best: Candidate | None = None
+        best_quality = -1.0
+        for index in range(max(0, here - NEIGHBOURS), min(len(by_mu), here + NEIGHBOURS + 1)):
+            other = by_mu[index]
+            if other.bot_id == bot.bot_id or other.bot_id in taken:
+                continue
+            score = quality(bot, other)
+            if other.bot_id in bot.recent:
+                score *= RECENT_PENALTY
+            if score > best_quality:
+                best, best_quality = other, score
+        if best is None:
+            continue
+        taken.update((bot.bot_id, best.bot_id))
+        pair = (bot.bot_id, best.bot_id)
+        pairs.append(pair if len(pairs) % 2 == 0 else (pair[1], pair[0]))
+    return pairs
+
+
+class Ladder:
+    """Runs :func:`choose_pairs` for every game while the ladder is on and not paused."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self._scheduler = scheduler
+        self._arena = scheduler.arena
+        self.paused = False
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def state(self) -> str:
+        """OFF (not configured), PAUSED or RUNNING."""
+        if not self._arena.config.ladder:
+            return "OFF"
+        return "PAUSED" if self.paused else "RUNNING"
+
+    def start(self) -> None:
+        """Start the passes (when the configuration turns the ladder on)."""
+        if self._arena.config.ladder and self._task is None:
+            self._task = asyncio.create_task(self._loop(), name="ladder")
+
+    async def stop(self) -> None:
+        """Stop the passes."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+
+    async def _loop(self) -> None:
+        while True:
+            await asyncio.sleep(self._arena.config.ladder_interval)
+            if self.paused:
+                continue
+            try:
+                await self.pass_once()
+            except Exception:
+                log.exception("a ladder pass failed")  # the next pass tries again
+
+    async def pass_once(self) -> list[int]:
+        """One scheduling pass over every game; returns the ids of the games created."""
+        arena = self._arena
+        free = arena.config.concurrency - self._scheduler.running
+        if free <= 0:
+            return []
+        created: list[int] = []
+        for mnemonic in sorted(arena.games):
+            online = arena.presence.online_bots(mnemonic)
+            if len(online) < 2:
+                continue
+            cap = arena.config.max_games_per_bot
+            found = await arena.db.read(functools.partial(_candidates, bot_ids=online, cap=cap))
+            pairs = choose_pairs(found, free - len(created))
+            if not pairs:
+                continue
+            settings = arena.new_game_settings(mnemonic)
+            names = {bot_id: bot.name for bot_id in online
+                     if (bot := arena.presence.bot(bot_id)) is not None}
+            created += await arena.db.transaction(functools.partial(
+                _create, game=mnemonic, pairs=pairs, settings=settings, names=names))
+            if len(created) >= free:
+                break
+        self._scheduler.submit(created)
+        return created
+
+
+def _candidates(conn: sqlite3.Connection, bot_ids: list[int], cap: int) -> list[Candidate]:
+    """The bots with room for another game, with their ratings and recent opponents."""
+    busy = competition.unfinished_counts(conn, bot_ids)
+    free = [bot_id for bot_id in bot_ids if busy.get(bot_id, 0) < cap]
+    if len(free) < 2:
+        return []
+    ratings = competition.ratings_of(conn, free)
+    recent = competition.recent_opponents(conn, free, games=3)
+    default = (25.0, 25 / 3, 0)
+    return [Candidate(bot_id, *ratings.get(bot_id, default),
+                      frozenset(recent.get(bot_id, ()))) for bot_id in free]
+
+
+def _create(conn: sqlite3.Connection, game: str, pairs: list[tuple[int, int]],
+            settings: dict[str, JSON], names: dict[int, str]) -> list[int]:
+    created = []
+    for pair in pairs:
+        game_id = games.create(conn, game, secrets.randbits(63), pair, dict(settings),
+                               origin="LADDER")
+        created.append(game_id)
+        for seat, bot_id in enumerate(pair):
+            other = names.get(pair[1 - seat], f"bot {pair[1 - seat]}")
+            logs.add(conn, bot_id, f"Ladder game with {other}. You are player "
+                                   f"{'one' if seat == 0 else 'two'} (gameId: {game_id})",
+                     game_id)
+    return created

@@ -1,0 +1,204 @@
+"""Tournaments: created by an operator, played round by round to the end.
+
+A tournament is a round robin (``rounds`` cycles: 1 = every pair once, 2 = every pair
+twice with the seats swapped) or a Swiss system of ``rounds`` rounds (fewer than the
+entrants), between two-seat games of one game type.  Entrants are seeded by rating (the
+conservative estimate), then by id.  The director looks at every unfinished tournament
+each second: when a round's games have all ended it pairs the next round
+(:mod:`merknera.scheduler.pairing`) or, after the last, finishes the tournament; its table
+comes from :mod:`merknera.scheduler.standings`.  Games that end without a result score
+nothing; byes score a win.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import secrets
+import sqlite3
+from collections.abc import Sequence
+
+from merknera.games import JSON, REGISTRY
+from merknera.scheduler.core import Scheduler
+from merknera.scheduler.pairing import (
+    NO_RESULT,
+    Outcome,
+    Pairing,
+    Result,
+    round_robin,
+    round_robin_rounds,
+    swiss_round,
+)
+from merknera.scheduler.standings import StandingRow, standings
+from merknera.store import competition, games, logs
+from merknera.store import tournaments as store
+from merknera.store.tournaments import Tournament
+
+log = logging.getLogger(__name__)
+
+FORMATS = {"round-robin": "ROUND_ROBIN", "swiss": "SWISS"}
+"""The formats by their command-line names."""
+_FIRST_VIEW: dict[str | None, Outcome] = {"WIN": 1.0, "DRAW": 0.5, "LOSS": 0.0}
+
+
+def plan_entrants(conn: sqlite3.Connection, game: str, fmt: str, rounds: int,
+                  bot_ids: Sequence[int] | None) -> tuple[str, list[int]]:
+    """Check a tournament's terms; returns the stored format and the entrants in seed
+    order.  Runs inside the transaction that creates it.
+
+    :raises ValueError: saying what is wrong with the terms.
+    """
+    if game not in REGISTRY:
+        raise ValueError(f'unknown game "{game}"; known: {", ".join(sorted(REGISTRY))}')
+    rules = REGISTRY[game]
+    if rules.min_seats > 2:
+        raise ValueError(f"{game} needs {rules.min_seats} seats; tournaments are of pairs")
+    stored = FORMATS.get(fmt.lower(), fmt.upper() if fmt.upper() in FORMATS.values() else "")
+    if not stored:
+        raise ValueError(f'unknown format "{fmt}"; use round-robin or swiss')
+    current = {row[0] for row in conn.execute(
+        "SELECT id FROM bots WHERE game = ? AND status IN ('ONLINE', 'OFFLINE')", (game,))}
+    chosen = sorted(current) if bot_ids is None else list(dict.fromkeys(bot_ids))
+    strangers = [bot_id for bot_id in chosen if bot_id not in current]
+    if strangers:
+        raise ValueError(f"bots {strangers} are not current {game} bots")
+    if len(chosen) < 2:
+        raise ValueError(f"a tournament needs at least two bots; {game} has {len(chosen)}")
+    if rounds < 1:
+        raise ValueError("rounds must be at least 1")
+    if stored == "SWISS" and rounds >= len(chosen):
+        raise ValueError(f"a Swiss tournament of {len(chosen)} bots has fewer than "
+                         f"{len(chosen)} rounds; use round-robin for every pair")
+    ratings = competition.ratings_of(conn, chosen)
+
+    def conservative(bot_id: int) -> float:
+        mu, sigma, _ = ratings.get(bot_id, (25.0, 25 / 3, 0))
+        return mu - 3 * sigma
+
+    seeded = sorted(chosen, key=lambda bot_id: (-conservative(bot_id), bot_id))
+    return stored, seeded
+
+
+def total_rounds(tournament: Tournament) -> int:
+    """How many rounds the tournament has."""
+    if tournament.format == "ROUND_ROBIN":
+        return round_robin_rounds(len(tournament.entrants), tournament.rounds)
+    return tournament.rounds
+
+
+def results(tournament: Tournament) -> list[Result]:
+    """Every finished game and every bye, from the first seat's view."""
+    found = [Result(g.round, g.first, g.second,
+                    _FIRST_VIEW.get(g.result, NO_RESULT))
+             for g in tournament.games if g.status == "FINISHED"]
+    found += [Result(round_number, bot_id, None, 1.0) for round_number, bot_id in tournament.byes]
+    return found
+
+
+def table(tournament: Tournament) -> list[StandingRow]:
+    """The tournament's standings: points, then Buchholz, Sonneborn-Berger, wins."""
+    return standings(list(tournament.entrants), results(tournament))
+
+
+def next_round(tournament: Tournament) -> list[Pairing]:
+    """The pairings of the round after the current one."""
+    if tournament.format == "ROUND_ROBIN":
+        return round_robin(list(tournament.entrants),
+                           cycles=tournament.rounds)[tournament.round]
+    return swiss_round(list(tournament.entrants), results(tournament))
+
+
+class Director:
+    """Plays every unfinished tournament round by round."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self._scheduler = scheduler
+        self._arena = scheduler.arena
+        self._task: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+
+    async def create(self, game: str, fmt: str, rounds: int,
+                     bot_ids: Sequence[int] | None) -> int:
+        """Create a tournament (it begins within a second).
+
+        :raises ValueError: saying what is wrong with the terms.
+        """
+        tournament_id = await self._arena.db.transaction(
+            functools.partial(create_in, game=game, fmt=fmt, rounds=rounds, bot_ids=bot_ids))
+        self._wake.set()
+        return tournament_id
+
+    def start(self) -> None:
+        """Start looking after tournaments."""
+        self._task = asyncio.create_task(self._loop(), name="tournaments")
+
+    async def stop(self) -> None:
+        """Stop (tournaments go on at the next start)."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await self.step()
+            except Exception:
+                log.exception("a tournament step failed")  # the next step tries again
+            self._wake.clear()
+            try:
+                async with asyncio.timeout(1.0):
+                    await self._wake.wait()
+            except TimeoutError:
+                pass
+
+    async def step(self) -> None:
+        """Pair the next round of every tournament whose round is over, or finish it."""
+        db = self._arena.db
+        for tournament_id in await db.read(store.unfinished):
+            tournament = await db.read(functools.partial(store.load,
+                                                         tournament_id=tournament_id))
+            if tournament is None or any(g.status != "FINISHED" and g.round == tournament.round
+                                         for g in tournament.games):
+                continue
+            if tournament.round >= total_rounds(tournament):
+                await db.transaction(functools.partial(store.finish,
+                                                       tournament_id=tournament_id))
+                log.info("tournament %d finished", tournament_id)
+                continue
+            pairs = next_round(tournament)
+            settings = self._arena.new_game_settings(tournament.game)
+            created = await db.transaction(functools.partial(
+                _start_round, tournament=tournament, pairs=pairs, settings=settings))
+            self._scheduler.submit(created)
+
+
+def create_in(conn: sqlite3.Connection, game: str, fmt: str, rounds: int,
+              bot_ids: Sequence[int] | None) -> int:
+    """Create a tournament inside a write transaction (the CLI and the director)."""
+    stored, entrants = plan_entrants(conn, game, fmt, rounds, bot_ids)
+    return store.create(conn, game, stored, rounds, entrants)
+
+
+def _start_round(conn: sqlite3.Connection, tournament: Tournament, pairs: list[Pairing],
+                 settings: dict[str, JSON]) -> list[int]:
+    round_number = tournament.round + 1
+    store.start_round(conn, tournament.id, round_number,
+                      [pair.first for pair in pairs if pair.second is None])
+    created = []
+    for pair in pairs:
+        if pair.second is None:
+            logs.add(conn, pair.first, f"Tournament {tournament.id}, round {round_number}: "
+                                       "a bye (it counts as a win)")
+            continue
+        game_id = games.create(conn, tournament.game, secrets.randbits(63),
+                               (pair.first, pair.second), dict(settings),
+                               origin="TOURNAMENT", tournament_id=tournament.id,
+                               round_number=round_number)
+        created.append(game_id)
+        for seat, bot_id in enumerate((pair.first, pair.second)):
+            logs.add(conn, bot_id, f"Tournament {tournament.id}, round {round_number}: you "
+                                   f"are player {'one' if seat == 0 else 'two'} "
+                                   f"(gameId: {game_id})", game_id)
+    return created

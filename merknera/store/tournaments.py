@@ -1,0 +1,105 @@
+"""Tournaments: their entrants, rounds, games and byes."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from merknera.store.db import now
+
+
+@dataclass(frozen=True)
+class TournamentGame:
+    """One game of a tournament, from its first seat's view."""
+
+    game_id: int
+    round: int
+    first: int
+    second: int
+    status: str
+    result: str | None
+    """The first seat's WIN, DRAW, LOSS or NONE, once finished."""
+
+
+@dataclass(frozen=True)
+class Tournament:
+    """A tournament with everything needed to pair its next round or rank it."""
+
+    id: int
+    game: str
+    format: str
+    rounds: int
+    status: str
+    round: int
+    created_at: str
+    finished_at: str | None
+    entrants: tuple[int, ...]
+    """Bot ids in seed order."""
+    games: tuple[TournamentGame, ...]
+    byes: tuple[tuple[int, int], ...]
+    """(round, bot id) of every bye."""
+
+
+def create(conn: sqlite3.Connection, game: str, fmt: str, rounds: int,
+           entrants: Sequence[int]) -> int:
+    """A pending tournament with its entrants in seed order."""
+    tournament_id = conn.execute(
+        "INSERT INTO tournaments (game, format, rounds, created_at) VALUES (?, ?, ?, ?)",
+        (game, fmt, rounds, now())).lastrowid
+    assert tournament_id is not None
+    conn.executemany(
+        "INSERT INTO tournament_entrants (tournament_id, bot_id, seed) VALUES (?, ?, ?)",
+        [(tournament_id, bot_id, seed) for seed, bot_id in enumerate(entrants, start=1)])
+    return tournament_id
+
+
+def unfinished(conn: sqlite3.Connection) -> list[int]:
+    """Ids of the tournaments still to be played."""
+    return [row[0] for row in conn.execute(
+        "SELECT id FROM tournaments WHERE status != 'FINISHED' ORDER BY id")]
+
+
+def load(conn: sqlite3.Connection, tournament_id: int) -> Tournament | None:
+    """A tournament with its entrants, games and byes."""
+    row = conn.execute("SELECT * FROM tournaments WHERE id = ?", (tournament_id,)).fetchone()
+    if row is None:
+        return None
+    entrants = tuple(r[0] for r in conn.execute(
+        "SELECT bot_id FROM tournament_entrants WHERE tournament_id = ? ORDER BY seed",
+        (tournament_id,)))
+    played = tuple(TournamentGame(r["id"], r["round"], r["first"], r["second"], r["status"],
+                                  r["result"]) for r in conn.execute(
+        "SELECT games.id, games.round, games.status, a.bot_id AS first, b.bot_id AS second, "
+        "a.result FROM games JOIN seats a ON a.game_id = games.id AND a.seat = 0 "
+        "JOIN seats b ON b.game_id = games.id AND b.seat = 1 "
+        "WHERE games.tournament_id = ? ORDER BY games.round, games.id", (tournament_id,)))
+    byes = tuple((r[0], r[1]) for r in conn.execute(
+        "SELECT round, bot_id FROM tournament_byes WHERE tournament_id = ? ORDER BY round",
+        (tournament_id,)))
+    return Tournament(row["id"], row["game"], row["format"], row["rounds"], row["status"],
+                      row["round"], row["created_at"], row["finished_at"], entrants, played,
+                      byes)
+
+
+def start_round(conn: sqlite3.Connection, tournament_id: int, round_number: int,
+                byes: Sequence[int]) -> None:
+    """Record that a round begins (its games are created by the caller) and its byes."""
+    conn.execute("UPDATE tournaments SET status = 'RUNNING', round = ? WHERE id = ?",
+                 (round_number, tournament_id))
+    conn.executemany(
+        "INSERT INTO tournament_byes (tournament_id, round, bot_id) VALUES (?, ?, ?)",
+        [(tournament_id, round_number, bot_id) for bot_id in byes])
+
+
+def finish(conn: sqlite3.Connection, tournament_id: int) -> None:
+    """The last round is over."""
+    conn.execute("UPDATE tournaments SET status = 'FINISHED', finished_at = ? WHERE id = ?",
+                 (now(), tournament_id))
+
+
+def listing(conn: sqlite3.Connection) -> list[dict[str, object]]:
+    """Every tournament, newest first, without its games."""
+    return [dict(zip(row.keys(), tuple(row), strict=True)) for row in conn.execute(
+        "SELECT tournaments.*, (SELECT COUNT(*) FROM tournament_entrants e "
+        "WHERE e.tournament_id = tournaments.id) AS entrants FROM tournaments ORDER BY id DESC")]

@@ -1,0 +1,141 @@
+"""The admin API: disable and enable bots, pause and resume the ladder, create tournaments.
+
+Every call needs ``Authorization: Bearer <admin_token>`` (the config key ``admin_token``):
+without it the answer is 401, with a wrong token (or none configured) 403, and nothing
+changes.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from aiohttp import web
+
+from merknera.games import JSON
+
+
+class AdminOps(Protocol):
+    """What the admin API can do to a running platform."""
+
+    @property
+    def admin_token(self) -> str: ...
+
+    async def disable_bot(self, bot_id: int, reason: str) -> bool: ...
+
+    async def enable_bot(self, bot_id: int) -> bool: ...
+
+    def ladder_state(self) -> str: ...
+
+    def set_ladder_paused(self, paused: bool) -> str: ...
+
+    async def create_tournament(self, game: str, fmt: str, rounds: int,
+                                bot_ids: list[int] | None) -> int: ...
+
+
+OPS_KEY: web.AppKey[Callable[[], AdminOps]] = web.AppKey("admin-ops")
+
+routes = web.RouteTableDef()
+
+
+def _error(kind: type[web.HTTPError], message: str, **headers: str) -> web.HTTPError:
+    return kind(text=json.dumps({"error": message}), content_type="application/json",
+                headers=headers or None)
+
+
+def _ops(request: web.Request) -> AdminOps:
+    """The platform, once the caller has shown the admin token."""
+    ops = request.app[OPS_KEY]()
+    header = request.headers.get("Authorization", "")
+    if not header.lower().startswith("bearer ") or not header[7:].strip():
+        raise _error(web.HTTPUnauthorized, "send the admin token as Authorization: Bearer "
+                     "<token>", **{"WWW-Authenticate": "Bearer"})
+    if not ops.admin_token:
+        raise _error(web.HTTPForbidden, "no admin token is configured (admin_token)")
+    if not hmac.compare_digest(header[7:].strip().encode(), ops.admin_token.encode()):
+        raise _error(web.HTTPForbidden, "that is not the admin token")
+    return ops
+
+
+def _bot_id(request: web.Request) -> int:
+    raw = request.match_info["id"]
+    if not raw.isdigit() or len(raw) > 18:
+        raise _error(web.HTTPNotFound, f'no such bot "{raw[:40]}"')
+    return int(raw)
+
+
+async def _body(request: web.Request) -> dict[str, Any]:
+    if not request.can_read_body:
+        return {}
+    try:
+        body = await request.json()
+    except ValueError:
+        raise _error(web.HTTPBadRequest, "the body must be JSON") from None
+    if not isinstance(body, dict):
+        raise _error(web.HTTPBadRequest, "the body must be a JSON object")
+    return body
+
+
+@routes.post("/api/admin/bots/{id}/disable")
+async def disable_bot(request: web.Request) -> web.Response:
+    """Take a bot out of play (its unfinished games end without a result)."""
+    ops = _ops(request)
+    bot_id = _bot_id(request)
+    reason = (await _body(request)).get("reason") or "disabled by an admin"
+    if not isinstance(reason, str):
+        raise _error(web.HTTPBadRequest, '"reason" must be a string')
+    if not await ops.disable_bot(bot_id, reason[:500]):
+        raise _error(web.HTTPConflict, f"bot {bot_id} is not a current bot (unknown, "
+                                       "superseded or disabled already)")
+    return web.json_response({"bot": bot_id, "status": "DISABLED"})
+
+
+@routes.post("/api/admin/bots/{id}/enable")
+async def enable_bot(request: web.Request) -> web.Response:
+    """Put a disabled bot back in play."""
+    ops = _ops(request)
+    bot_id = _bot_id(request)
+    if not await ops.enable_bot(bot_id):
+        raise _error(web.HTTPConflict, f"bot {bot_id} is not disabled")
+    return web.json_response({"bot": bot_id, "status": "OFFLINE"})
+
+
+@routes.get("/api/admin/ladder")
+async def ladder_state(request: web.Request) -> web.Response:
+    """OFF, PAUSED or RUNNING."""
+    return web.json_response({"ladder": _ops(request).ladder_state()})
+
+
+@routes.post("/api/admin/ladder/pause")
+async def pause_ladder(request: web.Request) -> web.Response:
+    """Stop scheduling ladder games (games under way go on)."""
+    return web.json_response({"ladder": _ops(request).set_ladder_paused(True)})
+
+
+@routes.post("/api/admin/ladder/resume")
+async def resume_ladder(request: web.Request) -> web.Response:
+    """Schedule ladder games again."""
+    return web.json_response({"ladder": _ops(request).set_ladder_paused(False)})
+
+
+@routes.post("/api/admin/tournaments")
+async def create_tournament(request: web.Request) -> web.Response:
+    """``{"game", "format": "round-robin"|"swiss", "rounds", "bots"?}`` -> ``{"id"}``."""
+    ops = _ops(request)
+    body = await _body(request)
+    game, fmt, rounds, bot_ids = (body.get(key) for key in ("game", "format", "rounds", "bots"))
+    if not isinstance(game, str) or not isinstance(fmt, str):
+        raise _error(web.HTTPBadRequest, '"game" and "format" must be strings')
+    if isinstance(rounds, bool) or not isinstance(rounds, int):
+        raise _error(web.HTTPBadRequest, '"rounds" must be an integer')
+    if bot_ids is not None and not (isinstance(bot_ids, list) and all(
+            isinstance(b, int) and not isinstance(b, bool) for b in bot_ids)):
+        raise _error(web.HTTPBadRequest, '"bots" must be a list of bot ids')
+    try:
+        tournament = await ops.create_tournament(game, fmt, rounds, bot_ids)
+    except ValueError as exc:
+        raise _error(web.HTTPBadRequest, str(exc)) from None
+    created: dict[str, JSON] = {"id": tournament}
+    return web.json_response(created, status=201)

@@ -1,0 +1,84 @@
+"""The admin API: refused without the token (nothing changes), and what it does with it."""
+
+from __future__ import annotations
+
+import pytest
+from pytest_aiohttp import AiohttpServer
+
+from tests.conftest import ArenaFactory
+from tests.support import Arena, ScriptedBot
+
+TOKEN = "s3cret-admin-token"
+CALLS = [("POST", "/api/admin/bots/1/disable"), ("POST", "/api/admin/bots/1/enable"),
+         ("GET", "/api/admin/ladder"), ("POST", "/api/admin/ladder/pause"),
+         ("POST", "/api/admin/ladder/resume"), ("POST", "/api/admin/tournaments")]
+
+
+async def two_bots(arena: Arena, aiohttp_server: AiohttpServer) -> None:
+    for name in ("one", "two"):
+        server = await aiohttp_server(ScriptedBot().app())
+        await arena.register(name, str(server.make_url("/rpc")))
+    await arena.settle()
+
+
+@pytest.mark.parametrize(("method", "path"), CALLS)
+@pytest.mark.parametrize(("header", "status"), [
+    (None, 401), ("Bearer", 401), ("Bearer wrong", 403), ("Basic " + TOKEN, 401)])
+async def test_admin_calls_are_refused_without_the_token(
+        make_arena: ArenaFactory, aiohttp_server: AiohttpServer, method: str, path: str,
+        header: str | None, status: int) -> None:
+    arena = await make_arena(admin_token=TOKEN, ladder=True, ladder_interval=60.0)
+    await two_bots(arena, aiohttp_server)
+    before = await arena.counts()
+    headers = {"Authorization": header} if header else {}
+    response = await arena.client.request(method, path, headers=headers,
+                                          json={"game": "TICTACTOE", "format": "swiss",
+                                                "rounds": 1})
+    assert response.status == status
+    assert "error" in await response.json()
+    assert await arena.counts() == before
+    assert await arena.platform.db.fetchval(
+        "SELECT COUNT(*) FROM bots WHERE status = 'DISABLED'") == 0
+    assert arena.platform.ladder_state() == "RUNNING"
+
+
+async def test_without_a_configured_token_there_is_no_admin(arena: Arena) -> None:
+    response = await arena.client.post("/api/admin/ladder/pause",
+                                       headers={"Authorization": "Bearer anything"})
+    assert response.status == 403
+    assert "no admin token is configured" in (await response.json())["error"]
+
+
+async def test_admin_disables_enables_pauses_and_creates(
+        make_arena: ArenaFactory, aiohttp_server: AiohttpServer) -> None:
+    arena = await make_arena(admin_token=TOKEN, ladder=True, ladder_interval=60.0)
+    await two_bots(arena, aiohttp_server)
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    db = arena.platform.db
+    one = await db.fetchval("SELECT id FROM bots WHERE name = 'one'")
+    response = await arena.client.post(f"/api/admin/bots/{one}/disable", headers=auth,
+                                       json={"reason": "misbehaving"})
+    assert response.status == 200
+    assert await db.fetchval("SELECT status FROM bots WHERE id = ?", (one,)) == "DISABLED"
+    assert (await arena.client.post(f"/api/admin/bots/{one}/disable",
+                                    headers=auth)).status == 409
+    refused = await arena.register("one", "http://127.0.0.1:9/rpc")
+    assert "disabled by an admin (misbehaving)" in str(refused["error"])
+    response = await arena.client.post(f"/api/admin/bots/{one}/enable", headers=auth)
+    assert response.status == 200
+    assert await db.fetchval("SELECT status FROM bots WHERE id = ?", (one,)) in (
+        "OFFLINE", "ONLINE")
+    paused = await arena.client.post("/api/admin/ladder/pause", headers=auth)
+    assert (await paused.json()) == {"ladder": "PAUSED"}
+    resumed = await arena.client.post("/api/admin/ladder/resume", headers=auth)
+    assert (await resumed.json()) == {"ladder": "RUNNING"}
+    bad = await arena.client.post("/api/admin/tournaments", headers=auth,
+                                  json={"game": "CHESS", "format": "swiss", "rounds": 1})
+    assert bad.status == 400 and "unknown game" in (await bad.json())["error"]
+    made = await arena.client.post("/api/admin/tournaments", headers=auth,
+                                   json={"game": "TICTACTOE", "format": "round-robin",
+                                         "rounds": 1})
+    assert made.status == 201
+    tournament = (await made.json())["id"]
+    assert await db.fetchval("SELECT COUNT(*) FROM tournament_entrants WHERE tournament_id = ?",
+                             (tournament,)) == 2

@@ -1,0 +1,265 @@
+"""Ratings in the store: rated with the result in one transaction, in the order of finish,
+never for games without a result, and rebuilt from the results to the same floats."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from merknera import cli
+from merknera.games.base import Outcome, Termination
+from merknera.ratings import DEFAULT, Rating, update
+from merknera.store import Database, games, users
+from merknera.store import bots as bot_store
+from merknera.store import ratings as rating_store
+
+T0, T1, T2, T3 = ("2030-01-01T00:00:00.000Z", "2030-01-01T00:00:01.000Z",
+                  "2030-01-01T00:00:02.000Z", "2030-01-01T00:00:03.000Z")
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> AsyncIterator[Database]:
+    database = await Database.open(tmp_path / "ratings.db")
+    yield database
+    await database.close()
+
+
+async def make_bots(db: Database, count: int, game: str = "TICTACTOE") -> list[int]:
+    user, _ = await users.create_user(db, f"owner-{game}")
+
+    def work(conn: sqlite3.Connection) -> list[int]:
+        return [bot_store.insert(conn, name=f"{game.lower()}-{number}", version="1", game=game,
+                                 user_id=user.id,
+                                 meta=bot_store.BotMetadata("http://127.0.0.1:9/rpc"),
+                                 secret="s").id
+                for number in range(count)]
+    return await db.transaction(work)
+
+
+async def new_game(db: Database, bot_ids: Sequence[int], game: str = "TICTACTOE") -> int:
+    return await db.transaction(lambda conn: games.create(conn, game, 7, bot_ids))
+
+
+async def finish(db: Database, game_id: int, outcome: Outcome, stamp: str) -> bool:
+    return await db.transaction(
+        lambda conn: games.finish_in(conn, game_id, outcome, None, [], stamp))
+
+
+def ranked(*ranks: int) -> Outcome:
+    return Outcome(Termination.NORMAL, ranks, "ranked")
+
+
+async def stored(db: Database) -> dict[int, Rating]:
+    return {row["bot_id"]: Rating(row["mu"], row["sigma"])
+            for row in await db.fetchall("SELECT * FROM ratings")}
+
+
+async def tables(db: Database) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    ratings = await db.fetchall("SELECT * FROM ratings ORDER BY bot_id")
+    history = await db.fetchall("SELECT * FROM rating_history ORDER BY game_id, bot_id")
+    return [tuple(r) for r in ratings], [tuple(r) for r in history]
+
+
+async def test_a_result_rates_every_seat_in_the_same_transaction(db: Database) -> None:
+    a, b = await make_bots(db, 2)
+    game_id = await new_game(db, [a, b])
+    assert await finish(db, game_id, Outcome.win(1, 2, "O won"), T1)
+    loser_after, winner_after = update([DEFAULT, DEFAULT], [1, 0])  # a is X, b is O
+    rows = {row["bot_id"]: row for row in await db.fetchall("SELECT * FROM ratings")}
+    assert set(rows) == {a, b}
+    assert Rating(rows[b]["mu"], rows[b]["sigma"]) == winner_after
+    assert Rating(rows[a]["mu"], rows[a]["sigma"]) == loser_after
+    assert rows[b]["mu"] > 25.0 > rows[a]["mu"]
+    for row in rows.values():
+        assert (row["game"], row["rated_games"], row["updated_at"]) == ("TICTACTOE", 1, T1)
+    history = await db.fetchall("SELECT * FROM rating_history ORDER BY bot_id")
+    assert [(h["game_id"], h["bot_id"], h["mu"], h["sigma"], h["ordinal"]) for h in history] == [
+        (game_id, a, loser_after.mu, loser_after.sigma, loser_after.conservative),
+        (game_id, b, winner_after.mu, winner_after.sigma, winner_after.conservative)]
+    # finished once: a second finish changes nothing, the ratings included
+    assert not await finish(db, game_id, Outcome.win(0, 2, "X won"), T2)
+    assert (await stored(db))[b] == winner_after
+
+
+async def test_the_result_and_the_rating_commit_or_fail_together(
+        db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = await make_bots(db, 2)
+    game_id = await new_game(db, [a, b])
+
+    def broken(*_args: object) -> tuple[Rating, ...]:
+        raise RuntimeError("the rating maths failed")
+
+    monkeypatch.setattr(rating_store, "update", broken)
+    with pytest.raises(RuntimeError, match="rating maths"):
+        await finish(db, game_id, Outcome.win(0, 2, "X won"), T1)
+    game = await db.fetchone("SELECT status, outcome FROM games WHERE id = ?", (game_id,))
+    assert game is not None and (game["status"], game["outcome"]) == ("PENDING", None)
+    assert await db.fetchval("SELECT COUNT(*) FROM seats WHERE result IS NOT NULL") == 0
+    assert await stored(db) == {}
+
+    # and a transaction that fails after rating the game leaves no rating behind
+    monkeypatch.undo()
+
+    def finish_then_fail(conn: sqlite3.Connection) -> None:
+        assert games.finish_in(conn, game_id, Outcome.win(0, 2, "X won"), None, [], T1)
+        assert conn.execute("SELECT COUNT(*) FROM ratings").fetchone()[0] == 2
+        raise RuntimeError("something later in the transaction failed")
+
+    with pytest.raises(RuntimeError, match="later"):
+        await db.transaction(finish_then_fail)
+    assert await stored(db) == {}
+    assert await db.fetchval("SELECT COUNT(*) FROM rating_history") == 0
+    assert await finish(db, game_id, Outcome.win(0, 2, "X won"), T1)
+    assert len(await stored(db)) == 2
+
+
+@pytest.mark.parametrize("termination", [Termination.SUPERSEDED, Termination.ABORTED])
+async def test_games_without_a_result_are_not_rated(db: Database,
+                                                    termination: Termination) -> None:
+    a, b, c = await make_bots(db, 3)
+    rated = await new_game(db, [a, b])
+    unrated = await new_game(db, [b, c])
+    assert await finish(db, unrated, Outcome.no_result(termination, "ended"), T1)
+    assert await stored(db) == {}
+    assert await finish(db, rated, Outcome.draw(2, "a draw"), T2)
+    assert set(await stored(db)) == {a, b}
+    assert await db.fetchval(
+        "SELECT COUNT(*) FROM rating_history WHERE game_id = ?", (unrated,)) == 0
+    summary = await rating_store.rebuild(db)
+    assert (summary.games, summary.bots, summary.changed) == (1, 2, 0)
+
+
+async def test_a_forfeit_counts_as_a_loss(db: Database) -> None:
+    a, b, c = await make_bots(db, 3)
+    game_id = await new_game(db, [a, b, c])
+    outcome = Outcome.forfeit(0, 3, Termination.STRIKES, "seat 0 struck out")
+    assert outcome.ranks == (1, 0, 0)
+    assert await finish(db, game_id, outcome, T1)
+    after = await stored(db)
+    assert [after[a], after[b], after[c]] == list(update([DEFAULT] * 3, [1, 0, 0]))
+    assert after[a].mu < 25.0 < after[b].mu == after[c].mu
+
+
+async def test_a_bot_in_two_seats_is_not_rated(db: Database) -> None:
+    a, b = await make_bots(db, 2)
+    twice = await new_game(db, [a, a])
+    assert await finish(db, twice, Outcome.win(0, 2, "X won"), T1)
+    assert await stored(db) == {}
+    fair = await new_game(db, [a, b])
+    assert await finish(db, fair, Outcome.win(0, 2, "X won"), T2)
+    assert set(await stored(db)) == {a, b}
+    assert (await rating_store.rebuild(db)).games == 1
+
+
+async def test_games_are_rated_in_the_order_they_finished_whatever_the_commit_order(
+        db: Database) -> None:
+    a, b, c = await make_bots(db, 3)
+    g1, g2, g3, g4 = [await new_game(db, seats) for seats in ([a, b], [b, c], [a, c], [a, b])]
+    # g2 commits first, then g1 with the same millisecond: g1 sorts first (smaller id).
+    assert await finish(db, g2, ranked(0, 1), T1)
+    assert await finish(db, g1, ranked(1, 0), T1)
+    # the clock steps back: g3 commits after g4 but with an earlier time.
+    assert await finish(db, g4, ranked(0, 0), T3)
+    assert await finish(db, g3, ranked(0, 1), T2)
+
+    # What the results say in the order of finish: g1, g2, g3, g4.
+    expected = {a: DEFAULT, b: DEFAULT, c: DEFAULT}
+    for seats, ranks in (([a, b], [1, 0]), ([b, c], [0, 1]), ([a, c], [0, 1]),
+                         ([a, b], [0, 0])):
+        for bot, rating in zip(seats, update([expected[s] for s in seats], ranks),
+                               strict=True):
+            expected[bot] = rating
+    assert await stored(db) == expected
+    rows = {row["bot_id"]: row for row in await db.fetchall("SELECT * FROM ratings")}
+    assert {bot: (row["rated_games"], row["updated_at"]) for bot, row in rows.items()} == {
+        a: (3, T3), b: (3, T3), c: (2, T2)}
+    # the history follows the same order: b's points are after g1, g2, g4
+    b_history = await rating_store.history(db, b)
+    assert [point.game_id for point in b_history] == [g1, g2, g4]
+    assert b_history[-1].rating == expected[b]
+
+    live = await tables(db)
+    summary = await rating_store.rebuild(db)
+    assert (summary.games, summary.bots, summary.changed) == (4, 3, 0)
+    assert await tables(db) == live
+
+
+async def test_a_rebuild_replaces_ratings_out_of_step_with_the_results(db: Database) -> None:
+    a, b, c, d = await make_bots(db, 4, game="SCRABBLE")
+    (e,) = await make_bots(db, 1, game="TICTACTOE")
+    stamps = [f"2030-01-01T00:00:{second:02d}.000Z" for second in range(10)]
+    seatings = [[a, b, c, d], [d, c], [b, d, a], [c, a], [a, b, c, d]]
+    ranks = [(3, 1, 0, 2), (0, 0), (1, 0, 1), (1, 0), (0, 0, 0, 1)]
+    for index, (seats, rank) in enumerate(zip(seatings, ranks, strict=True)):
+        game_id = await new_game(db, seats, game="SCRABBLE")
+        assert await finish(db, game_id, ranked(*rank), stamps[index])
+    live = await tables(db)
+    assert len(live[0]) == 4 and len(live[1]) == 4 + 2 + 3 + 2 + 4
+    await db.write_one("UPDATE ratings SET mu = mu + 1 WHERE bot_id = ?", (b,))
+    await db.write_one("DELETE FROM rating_history WHERE bot_id = ?", (c,))
+    await db.write_one("INSERT INTO ratings VALUES (?, 'TICTACTOE', 30, 1, 3, ?)", (e, T0))
+    summary = await rating_store.rebuild(db)
+    assert (summary.games, summary.bots, summary.changed) == (5, 4, 2)
+    assert await tables(db) == live
+    by_game = await rating_store.for_game(db, "SCRABBLE")
+    assert set(by_game) == {a, b, c, d} and by_game[a].rated_games == 4
+    assert await rating_store.for_game(db, "TICTACTOE") == {}
+    assert await rating_store.get(db, e) is None
+
+
+def test_the_ratings_rebuild_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "cli.db"
+
+    async def fill() -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        db = await Database.open(path)
+        try:
+            a, b, c = await make_bots(db, 3)
+            for index, (seats, outcome) in enumerate([
+                    ([a, b], ranked(0, 1)), ([b, c], ranked(0, 0)), ([c, a], ranked(1, 0)),
+                    ([a, c], Outcome.no_result(Termination.ABORTED, "aborted"))]):
+                assert await finish(db, await new_game(db, seats), outcome,
+                                    f"2030-01-01T00:00:0{index}.000Z")
+            live = await tables(db)
+            await db.write_one("DELETE FROM ratings")
+            return live
+        finally:
+            await db.close()
+
+    async def read() -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        db = await Database.open(path)
+        try:
+            return await tables(db)
+        finally:
+            await db.close()
+
+    live = asyncio.run(fill())
+    assert cli.main(["ratings", "rebuild", "--db", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"Rebuilt the ratings in {path}: 3 games rated, 3 bots rated." in out
+    assert "3 bots' stored ratings differed and were replaced." in out
+    assert asyncio.run(read()) == live
+    assert cli.main(["ratings", "rebuild", "--db", str(path)]) == 0
+    assert "The stored ratings were already the same." in capsys.readouterr().out
+
+
+async def test_results_stored_before_ratings_existed_are_rated_once_at_start(
+        db: Database) -> None:
+    a, b, c = await make_bots(db, 3)
+    twice = await new_game(db, [c, c])  # never rated, and no reason to rebuild
+    assert await finish(db, twice, ranked(0, 1), T0)
+    assert await rating_store.rebuild_if_needed(db) is None
+    for seats, stamp in (([a, b], T1), ([b, c], T2)):
+        assert await finish(db, await new_game(db, seats), ranked(0, 1), stamp)
+    live = await tables(db)
+    # as if these results had been stored before migration 002
+    await db.write_one("DELETE FROM rating_history")
+    await db.write_one("DELETE FROM ratings")
+    summary = await rating_store.rebuild_if_needed(db)
+    assert summary is not None and (summary.games, summary.bots) == (2, 3)
+    assert await tables(db) == live
+    assert await rating_store.rebuild_if_needed(db) is None
