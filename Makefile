@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(PY) bench/scrabble.py
 	$(PY) bench/scrabble_bot.py
 	$(PY) bench/games.py
+	$(PY) bench/ladder.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info

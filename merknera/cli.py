@@ -1,5 +1,5 @@
 """The ``merknera`` command: ``serve``, ``demo``, ``user add|token``, ``assets verify|manifest``,
-``ratings rebuild``."""
+``ratings rebuild``, ``tournament create|show``."""
 
 from __future__ import annotations
 
@@ -48,6 +48,22 @@ def _parser() -> argparse.ArgumentParser:
     rebuild = rating_commands.add_parser(
         "rebuild", help="recompute every rating from the stored results, in the order of finish")
     add_config_arguments(rebuild, keys=("db",))
+    tournament = commands.add_parser("tournament", help="create and show tournaments")
+    tournament_commands = tournament.add_subparsers(dest="tournament_command", required=True)
+    create = tournament_commands.add_parser(
+        "create", help="a tournament the platform serving the database will play")
+    create.add_argument("--game", required=True, help="the game's mnemonic, e.g. TICTACTOE")
+    create.add_argument("--format", required=True, choices=("round-robin", "swiss"))
+    create.add_argument("--rounds", required=True, type=int,
+                        help="round robin: cycles (2 = both seatings); swiss: rounds")
+    create.add_argument("--bots", nargs="+", default=None, metavar="BOT",
+                        help="ids or names (default: every current bot of the game)")
+    create.add_argument("--wait", action="store_true",
+                        help="stay until it has finished and print its table")
+    add_config_arguments(create, keys=("db",))
+    show = tournament_commands.add_parser("show", help="print a tournament's table")
+    show.add_argument("id", type=int)
+    add_config_arguments(show, keys=("db",))
     return parser
 
 
@@ -161,6 +177,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(run_demo(config))
         if args.command == "ratings":
             return asyncio.run(_ratings_rebuild(config.db))
+        if args.command == "tournament":
+            from merknera import tournament_cli
+
+            if args.tournament_command == "create":
+                return asyncio.run(tournament_cli.create(
+                    config.db, args.game, args.format, args.rounds, args.bots, args.wait))
+            return asyncio.run(tournament_cli.show(config.db, args.id))
         if args.user_command == "add":
             return asyncio.run(_user_add(config.db, args.name))
         return asyncio.run(_user_token(config.db, args.name, args.description))

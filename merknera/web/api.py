@@ -6,6 +6,8 @@ Bad query values get 400 and unknown ids 404, each with ``{"error": "<what was w
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 from collections.abc import Callable
 from typing import Any
@@ -13,8 +15,10 @@ from typing import Any
 from aiohttp import web
 
 from merknera.games import REGISTRY
-from merknera.store import Database, logs, users
+from merknera.scheduler import tournaments
+from merknera.store import Database, logs, stats, users
 from merknera.store import bots as bot_store
+from merknera.store import tournaments as tournament_store
 from merknera.store.games import GameStatus
 from merknera.store.results import GameFilter, get_bot, get_game, leaderboard, list_bots, list_games
 
@@ -89,6 +93,7 @@ async def bot_detail(request: web.Request) -> web.Response:
     if bot is None:
         raise _not_found(f"no bot with id {bot_id}")
     bot["games"] = await list_games(db, GameFilter(bot=bot_id, limit=20))
+    bot.update(await stats.bot_figures(db, bot_id))
     return web.json_response(bot)
 
 
@@ -163,6 +168,53 @@ async def leaderboard_index(request: web.Request) -> web.Response:
     game = _game(request, required=True)
     assert game is not None
     return web.json_response({"game": game, "bots": await leaderboard(request.app[DB_KEY](), game)})
+
+
+@routes.get("/api/head-to-head")
+async def head_to_head_index(request: web.Request) -> web.Response:
+    """Two bots' finished games against each other: ``?a=ID&b=ID`` (a's view)."""
+    first, second = _int(request, "a"), _int(request, "b")
+    if first is None or second is None:
+        raise BadQueryError('"a" and "b" (bot ids) are required')
+    db = request.app[DB_KEY]()
+    for bot_id in (first, second):
+        if await bot_store.get(db, bot_id) is None:
+            raise _not_found(f"no bot with id {bot_id}")
+    return web.json_response(await stats.head_to_head(db, first, second))
+
+
+@routes.get("/api/tournaments")
+async def tournaments_index(request: web.Request) -> web.Response:
+    """Every tournament, newest first."""
+    found = await request.app[DB_KEY]().read(tournament_store.listing)
+    return web.json_response({"tournaments": found})
+
+
+@routes.get("/api/tournaments/{id}")
+async def tournament_detail(request: web.Request) -> web.Response:
+    """A tournament: entrants, games by round, byes, and the table."""
+    db = request.app[DB_KEY]()
+    tournament_id = _path_id(request)
+    found = await db.read(functools.partial(tournament_store.load,
+                                            tournament_id=tournament_id))
+    if found is None:
+        raise _not_found(f"no tournament with id {tournament_id}")
+    names = {row[0]: {"name": row[1], "version": row[2]} for row in await db.fetchall(
+        "SELECT id, name, version FROM bots WHERE id IN (SELECT bot_id FROM "
+        "tournament_entrants WHERE tournament_id = ?)", (tournament_id,))}
+    return web.json_response({
+        "id": found.id, "game": found.game, "format": found.format, "rounds": found.rounds,
+        "total_rounds": tournaments.total_rounds(found), "round": found.round,
+        "status": found.status, "created_at": found.created_at,
+        "finished_at": found.finished_at,
+        "entrants": [{"id": bot_id, "seed": seed, **names.get(bot_id, {})}
+                     for seed, bot_id in enumerate(found.entrants, start=1)],
+        "games": [{"id": g.game_id, "round": g.round, "first": g.first, "second": g.second,
+                   "status": g.status, "result": g.result} for g in found.games],
+        "byes": [{"round": round_number, "bot": bot_id} for round_number, bot_id in found.byes],
+        "table": [{**dataclasses.asdict(row), **names.get(row.entrant, {})}
+                  for row in tournaments.table(found)],
+    })
 
 
 @routes.get("/api/games-hosted")

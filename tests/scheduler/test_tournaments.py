@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import sys
 from collections import Counter
 
 import pytest
@@ -86,3 +87,37 @@ async def test_terms_that_cannot_be_played(arena: Arena, aiohttp_server: Aiohttp
             await db.transaction(functools.partial(create_in, game=game, fmt=fmt,
                                                    rounds=rounds, bot_ids=chosen))
     assert await db.fetchval("SELECT COUNT(*) FROM tournaments") == 0
+
+
+async def test_the_command_line_creates_and_shows_a_tournament(
+        arena: Arena, aiohttp_server: AiohttpServer) -> None:
+    """`merknera tournament create` on the database a running platform serves."""
+    await bots(arena, aiohttp_server, 4)
+    db_path = arena.platform.config.db
+    created = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "merknera", "tournament", "create", "--game", "TICTACTOE",
+        "--format", "swiss", "--rounds", "2", "--bots", "bot0", "bot1", "bot2", "bot3",
+        "--db", db_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await created.communicate()
+    assert created.returncode == 0, err.decode()
+    tournament_id = int(out.decode().split()[2].rstrip(":"))
+    done = await finished(arena, tournament_id)
+    assert len(done.games) == 4
+    shown = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "merknera", "tournament", "show", str(tournament_id),
+        "--db", db_path, stdout=asyncio.subprocess.PIPE)
+    text = (await shown.communicate())[0].decode()
+    assert f"Tournament {tournament_id}: TICTACTOE, swiss, round 2 of 2, finished" in text
+    assert sum(f"bot{n} (1.0)" in text for n in range(4)) == 4
+    api = await (await arena.client.get(f"/api/tournaments/{tournament_id}")).json()
+    assert api["status"] == "FINISHED" and len(api["table"]) == 4
+    assert [row["rank"] for row in api["table"]] == sorted(row["rank"] for row in api["table"])
+    assert {row["name"] for row in api["table"]} == {f"bot{n}" for n in range(4)}
+    listing = await (await arena.client.get("/api/tournaments")).json()
+    assert listing["tournaments"][0]["id"] == tournament_id
+    assert (await arena.client.get("/api/tournaments/999")).status == 404
+    bad = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "merknera", "tournament", "create", "--game", "TICTACTOE",
+        "--format", "swiss", "--rounds", "9", "--db", db_path,
+        stderr=asyncio.subprocess.PIPE)
+    assert await bad.wait() == 2

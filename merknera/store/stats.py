@@ -1,0 +1,56 @@
+"""Per-bot figures measured by the platform, and head-to-head records."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from merknera.store.db import Database
+
+LATENCY_SAMPLE = 2000
+"""The latest move replies a bot's latency figures are computed over."""
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    """The nearest-rank percentile of sorted values."""
+    index = max(0, min(len(values) - 1, round(fraction * len(values) + 0.5) - 1))
+    return values[index]
+
+
+async def bot_figures(db: Database, bot_id: int) -> dict[str, Any]:
+    """A bot's move latency (p50/p95 of its latest replies, in ms) and faults by kind."""
+    rows = await db.fetchall(
+        "SELECT moves.latency_ms FROM moves JOIN seats ON seats.game_id = moves.game_id "
+        "AND seats.seat = moves.seat WHERE seats.bot_id = ? AND moves.latency_ms IS NOT NULL "
+        "ORDER BY moves.id DESC LIMIT ?", (bot_id, LATENCY_SAMPLE))
+    latencies = sorted(row[0] for row in rows)
+    faults = {row[0]: row[1] for row in await db.fetchall(
+        "SELECT moves.fault, COUNT(*) FROM moves JOIN seats ON seats.game_id = moves.game_id "
+        "AND seats.seat = moves.seat WHERE seats.bot_id = ? AND moves.fault IS NOT NULL "
+        "GROUP BY moves.fault ORDER BY moves.fault", (bot_id,))}
+    return {
+        "latency": {
+            "replies": len(latencies),
+            "p50_ms": _percentile(latencies, 0.5) if latencies else None,
+            "p95_ms": _percentile(latencies, 0.95) if latencies else None,
+            "mean_ms": round(statistics.fmean(latencies), 3) if latencies else None,
+        },
+        "faults": faults,
+    }
+
+
+async def head_to_head(db: Database, first: int, second: int) -> dict[str, Any]:
+    """The finished games between two bots, from the first one's view."""
+    rows = await db.fetchall(
+        "SELECT games.id, games.game, a.result, a.seat, games.finished_at FROM games "
+        "JOIN seats a ON a.game_id = games.id AND a.bot_id = ? "
+        "JOIN seats b ON b.game_id = games.id AND b.bot_id = ? "
+        "WHERE games.status = 'FINISHED' ORDER BY games.id DESC", (first, second))
+    tally = {"WIN": 0, "DRAW": 0, "LOSS": 0, "NONE": 0}
+    for row in rows:
+        tally[row[2]] += 1
+    return {"bot": first, "opponent": second, "played": tally["WIN"] + tally["DRAW"]
+            + tally["LOSS"], "won": tally["WIN"], "drawn": tally["DRAW"],
+            "lost": tally["LOSS"], "no_result": tally["NONE"],
+            "games": [{"id": row[0], "game": row[1], "result": row[2], "seat": row[3],
+                       "finished_at": row[4]} for row in rows[:100]]}
