@@ -1,6 +1,7 @@
 """``merknera demo`` (what ``make run`` runs): the platform plus reference bots, playing.
 
-It starts the platform on the configured SQLite file, issues a token for the ``demo`` user,
+It starts the platform on the configured SQLite file with the ladder on, issues a token for
+the ``demo`` user,
 starts the reference bots as separate processes that register over HTTP, prints a line per
 finished game and a running W/D/L table, and stops everything on Ctrl-C.
 """
@@ -9,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from merknera.app import Platform
 from merknera.config import Config
@@ -108,17 +110,23 @@ def _game_line(event: GameFinished) -> str:
             f"{verdict:<20} {event.reason.lower()}: {event.detail}")
 
 
-def _table(game: str, rows: list[dict[str, object]]) -> str:
-    lines = [f"  {game} standings", f"  {'#':>3} {'bot':<20} {'P':>4} {'W':>4} {'D':>4} {'L':>4} "
-             f"{'score':>7}"]
+def _table(game: str, rows: list[dict[str, Any]]) -> str:
+    lines = [f"  {game} standings (rating: mu - 3 sigma, then the 95% interval)",
+             f"  {'#':>3} {'bot':<20} {'rating':>7} {'interval':>15} {'P':>4} {'W':>4} "
+             f"{'D':>4} {'L':>4}"]
     for row in rows:
-        lines.append(f"  {row['rank']:>3} {row['name']!s:<20} {row['played']:>4} {row['won']:>4} "
-                     f"{row['drawn']:>4} {row['lost']:>4} {row['score']:>6.1f}%")
+        rating = row["rating"]
+        interval = f"{rating['low']:.1f}..{rating['high']:.1f}"
+        tied = " =" if row.get("tied_with_next") else ""
+        lines.append(f"  {row['rank']:>3} {row['name']!s:<20} {rating['conservative']:>7.1f} "
+                     f"{interval:>15} {row['played']:>4} {row['won']:>4} {row['drawn']:>4} "
+                     f"{row['lost']:>4}{tied}")
     return "\n".join(lines)
 
 
 async def run_demo(config: Config) -> int:
-    """Run until Ctrl-C; returns the exit code."""
+    """Run until Ctrl-C (with the ladder on, so games keep coming); returns the exit code."""
+    config = dataclasses.replace(config, ladder=True)
     async with running(config) as (live, platform):
         print(f"Merknera is running at {live.base_url} (database {live.db})", flush=True)
         print(f"  results: {live.base_url}/api/leaderboard?game=TICTACTOE  "
@@ -152,18 +160,23 @@ async def run_demo(config: Config) -> int:
 
 
 async def _print_games(queue: asyncio.Queue[Event], platform: Platform) -> None:
-    pending_table = False
+    """A line per finished game; the standings of the games that had results after a quiet
+    moment of two seconds, or every 20 seconds while results keep coming (the ladder)."""
+    changed: set[str] = set()
+    last_table = time.monotonic()
     while True:
+        quiet = False
         try:
-            event = await asyncio.wait_for(queue.get(), 2.0 if pending_table else None)
+            event = await asyncio.wait_for(queue.get(), 2.0 if changed else None)
         except TimeoutError:
-            # A quiet moment after some results: show the standings.
+            quiet = True
+        else:
+            if isinstance(event, GameFinished):
+                print(_game_line(event), flush=True)
+                changed.add(event.game)
+        if changed and (quiet or time.monotonic() - last_table > 20.0):
             for game in DEMO_GAMES:
-                rows = await leaderboard(platform.db, game)
-                if rows:
+                if game in changed and (rows := await leaderboard(platform.db, game)):
                     print(_table(game, rows), flush=True)
-            pending_table = False
-            continue
-        if isinstance(event, GameFinished):
-            print(_game_line(event), flush=True)
-            pending_table = True
+            changed.clear()
+            last_table = time.monotonic()
