@@ -120,3 +120,20 @@ async def test_a_bot_whose_games_keep_faulting_is_disabled_and_can_come_back(
     again = await arena.register("bad", url)
     assert "already registered" in str(again["result"])
     assert await db.fetchval("SELECT status FROM bots WHERE name = 'bad'") == "ONLINE"
+
+
+async def test_offline_bots_are_not_paired(make_arena: ArenaFactory,
+                                           aiohttp_server: AiohttpServer) -> None:
+    arena = await make_arena(max_games_per_bot=5)
+    for name in ("a", "b"):
+        await register(arena, aiohttp_server, name)
+    await arena.register("gone", "http://127.0.0.1:9/rpc")  # NewGame cannot reach it
+    await arena.settle()
+    db = arena.platform.db
+    assert await db.fetchval("SELECT status FROM bots WHERE name = 'gone'") == "OFFLINE"
+    created = await arena.platform.ladder.pass_once()
+    assert len(created) == 1
+    names = {row[0] for row in await db.fetchall(
+        "SELECT bots.name FROM seats JOIN bots ON bots.id = seats.bot_id "
+        "WHERE seats.game_id = ?", (created[0],))}
+    assert names == {"a", "b"}
