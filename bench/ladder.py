@@ -3,7 +3,7 @@
     .venv/bin/python bench/ladder.py [--sizes 100 1000 10000] [--repeat 5]
 
 For each size it builds a store with that many online tic-tac-toe bots with ratings and a
-few finished games each, starts the real platform on it, and times ``Ladder.pass_once``
+history of finished games, starts the real platform on it, and times ``Ladder.pass_once``
 (reading who is free, rated and recently met; choosing the pairs; creating the games),
 median of ``--repeat`` passes, plus the pure pairing step alone and the memory a pass
 allocates at its peak.  Target: a pass under 50 ms at 1,000 bots.
@@ -26,9 +26,12 @@ from merknera.config import Config
 from merknera.scheduler.ladder import Candidate, choose_pairs
 from merknera.store import Database, bots, games, now
 
+HISTORY = 40
+"""Finished games per bot in the store (the pass's reads must not grow with history)."""
+
 
 async def build(db_path: Path, size: int) -> None:
-    """A store with ``size`` current bots, their ratings and a few games each."""
+    """A store with ``size`` current bots, their ratings and ``HISTORY`` games each."""
     db = await Database.open(db_path)
     rng = random.Random(size)
 
@@ -44,7 +47,7 @@ async def build(db_path: Path, size: int) -> None:
             "VALUES (?, 'TICTACTOE', ?, ?, ?, ?)",
             [(n + 1, rng.gauss(25, 5), rng.uniform(1, 8), rng.randint(1, 50), stamp)
              for n in range(size)])
-        for n in range(size * 2):
+        for n in range(size * HISTORY // 2):
             game_id = games.create(conn, "TICTACTOE", n, (rng.randint(1, size),
                                                           rng.randint(1, size)))
             conn.execute("UPDATE games SET status = 'FINISHED', outcome = 'NO_RESULT', "

@@ -105,7 +105,6 @@ class Platform:
         self.tournaments = Director(self._scheduler)
         await presence.start()
         await self._scheduler.start()
-        self.discipline.start()
         self.tournaments.start()
         self.ladder.start()
 
@@ -116,7 +115,6 @@ class Platform:
         if scheduler is not None:
             await self.ladder.stop()
             await self.tournaments.stop()
-            await self.discipline.stop()
         try:
             if scheduler is not None:
                 try:

@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from merknera.assets import AssetStore
 from merknera.botclient import BotClient
 from merknera.config import Config
-from merknera.events import EventBus
+from merknera.events import EventBus, GameFinished
 from merknera.games import JSON, AnyGame, JSONObject
 from merknera.scheduler.presence import Presence
 from merknera.scheduler.readiness import Readiness
@@ -83,6 +84,18 @@ class Arena:
     """Every hosted game by mnemonic, set up with its assets."""
     assets: AssetStore
     readiness: Readiness
+    finish_hooks: list[Callable[[GameFinished], Coroutine[Any, Any, None]]] = field(
+        default_factory=list)
+    """Called (in tasks of their own) after every game that finished with its result
+    stored; unlike the event bus, they never miss one."""
+    _hook_tasks: set[asyncio.Task[None]] = field(default_factory=set)
+
+    def after_game(self, finished: GameFinished) -> None:
+        """Run the finish hooks for a game."""
+        for hook in self.finish_hooks:
+            task = asyncio.create_task(hook(finished))
+            self._hook_tasks.add(task)
+            task.add_done_callback(self._hook_tasks.discard)
 
     def new_game_settings(self, mnemonic: str) -> dict[str, JSON]:
         """The settings a new game of ``mnemonic`` is stored with: the hashes of the asset

@@ -9,7 +9,6 @@ result.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 import sqlite3
@@ -29,28 +28,14 @@ class Discipline:
     def __init__(self, scheduler: Scheduler) -> None:
         self._scheduler = scheduler
         self._arena = scheduler.arena
-        self._task: asyncio.Task[None] | None = None
+        self._arena.finish_hooks.append(self._after)
 
-    def start(self) -> None:
-        """Apply the fault rule after every game with a fault."""
-        self._task = asyncio.create_task(self._watch(), name="fault-rule")
-
-    async def stop(self) -> None:
-        """Stop watching games."""
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-            self._task = None
-
-    async def _watch(self) -> None:
-        async with self._arena.events.listen() as events:
-            while True:
-                event = await events.get()
-                if isinstance(event, GameFinished) and event.at_fault:
-                    try:
-                        await self.after_game(list(event.at_fault))
-                    except Exception:
-                        log.exception("the fault rule failed after game %d", event.game_id)
+    async def _after(self, finished: GameFinished) -> None:
+        if finished.at_fault:
+            try:
+                await self.after_game(list(finished.at_fault))
+            except Exception:
+                log.exception("the fault rule failed after game %d", finished.game_id)
 
     async def disable(self, bot_id: int, by: str, reason: str) -> bool:
         """Take a bot out of play; False if it was not a current bot."""

@@ -25,13 +25,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from merknera.games import JSON
+from merknera.ratings import DEFAULT, MODEL
 from merknera.scheduler.core import Scheduler
 from merknera.store import competition, games, logs
 
 log = logging.getLogger(__name__)
 
-BETA = 25 / 6
-"""Performance spread of one game, in rating points (OpenSkill's default)."""
+BETA = MODEL.beta
+"""Performance spread of one game, in rating points (the rating model's)."""
 NEIGHBOURS = 8
 """How far either way in rating order a bot looks for an opponent: the pass stays
 O(n log n) however many bots there are."""
@@ -49,6 +50,8 @@ class Candidate:
     rated_games: int
     recent: frozenset[int] = frozenset()
     """Bots it played lately."""
+    first_seats: int = 0
+    """How often it had the first seat in its last ten games."""
 
 
 def quality(a: Candidate, b: Candidate) -> float:
@@ -61,8 +64,8 @@ def quality(a: Candidate, b: Candidate) -> float:
 def choose_pairs(candidates: Sequence[Candidate], slots: int) -> list[tuple[int, int]]:
     """Pairs of bot ids to play, at most ``slots`` of them, each bot in at most one.
 
-    The first of each pair takes seat 0; it alternates with the pass's pair count, so that
-    over passes no bot always moves first.
+    The first of each pair takes seat 0: the one that had the first seat less often of
+    late, so that no bot always moves first (ties alternate with the pass's pair count).
     """
     if slots <= 0 or len(candidates) < 2:
         return []
@@ -90,8 +93,10 @@ def choose_pairs(candidates: Sequence[Candidate], slots: int) -> list[tuple[int,
         if best is None:
             continue
         taken.update((bot.bot_id, best.bot_id))
-        pair = (bot.bot_id, best.bot_id)
-        pairs.append(pair if len(pairs) % 2 == 0 else (pair[1], pair[0]))
+        first, second = bot, best
+        if (best.first_seats, len(pairs) % 2) < (bot.first_seats, 1 - len(pairs) % 2):
+            first, second = best, bot
+        pairs.append((first.bot_id, second.bot_id))
     return pairs
 
 
@@ -167,16 +172,22 @@ def _candidates(conn: sqlite3.Connection, bot_ids: list[int], cap: int) -> list[
     if len(free) < 2:
         return []
     ratings = competition.ratings_of(conn, free)
-    recent = competition.recent_opponents(conn, free, games=3)
-    default = (25.0, 25 / 3, 0)
-    return [Candidate(bot_id, *ratings.get(bot_id, default),
-                      frozenset(recent.get(bot_id, ()))) for bot_id in free]
+    recent = competition.recent(conn, free)
+    default = (DEFAULT.mu, DEFAULT.sigma, 0)
+    return [Candidate(bot_id, *ratings.get(bot_id, default), recent[bot_id].opponents,
+                      recent[bot_id].first_seats) for bot_id in free]
 
 
 def _create(conn: sqlite3.Connection, game: str, pairs: list[tuple[int, int]],
             settings: dict[str, JSON], names: dict[int, str]) -> list[int]:
+    # Checked again in the transaction: a bot superseded or disabled since the pass read
+    # the candidates must not get a game it would forfeit.
+    ids = [bot_id for pair in pairs for bot_id in pair]
+    current = set(competition.current(conn, ids))
     created = []
     for pair in pairs:
+        if not set(pair) <= current:
+            continue
         game_id = games.create(conn, game, secrets.randbits(63), pair, dict(settings),
                                origin="LADDER")
         created.append(game_id)

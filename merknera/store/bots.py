@@ -103,9 +103,10 @@ def update_registration(conn: sqlite3.Connection, bot_id: int, meta: BotMetadata
     """
     conn.execute(
         "UPDATE bots SET endpoint = ?, language = ?, website = ?, description = ?, "
-        "status = 'ONLINE', last_seen_at = ?, disabled_by = NULL, disabled_reason = NULL "
+        "status = 'ONLINE', last_seen_at = ?, disabled_by = NULL, disabled_reason = NULL, "
+        "fault_reset_at = CASE WHEN status = 'DISABLED' THEN ? ELSE fault_reset_at END "
         "WHERE id = ?",
-        (meta.endpoint, meta.language, meta.website, meta.description, now(), bot_id))
+        (meta.endpoint, meta.language, meta.website, meta.description, now(), now(), bot_id))
     return _reread(conn, bot_id)
 
 
@@ -193,8 +194,8 @@ def enable(conn: sqlite3.Connection, bot_id: int) -> Bot | None:
     """Put a disabled bot back (offline until it answers a ping); None if it was not
     disabled."""
     changed = conn.execute("UPDATE bots SET status = 'OFFLINE', disabled_by = NULL, "
-                           "disabled_reason = NULL WHERE id = ? AND status = 'DISABLED'",
-                           (bot_id,)).rowcount
+                           "disabled_reason = NULL, fault_reset_at = ? "
+                           "WHERE id = ? AND status = 'DISABLED'", (now(), bot_id)).rowcount
     return _reread(conn, bot_id) if changed else None
 
 
@@ -208,5 +209,6 @@ def recent_faults(conn: sqlite3.Connection, bot_id: int, window: int) -> list[bo
         "AND seats.result = 'LOSS') "
         "FROM seats JOIN games ON games.id = seats.game_id "
         "WHERE seats.bot_id = ? AND games.status = 'FINISHED' AND games.outcome != 'NO_RESULT' "
-        "ORDER BY games.finished_at DESC, games.id DESC LIMIT ?", (bot_id, window))
+        "AND games.finished_at > COALESCE((SELECT fault_reset_at FROM bots WHERE id = ?), '') "
+        "ORDER BY games.finished_at DESC, games.id DESC LIMIT ?", (bot_id, bot_id, window))
     return [bool(row[0]) for row in rows]

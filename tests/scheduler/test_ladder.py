@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+import itertools
 from typing import Any
 
 from pytest_aiohttp import AiohttpServer
 
 from merknera.games import JSON
 from merknera.scheduler.ladder import Candidate, choose_pairs, quality
+from merknera.store import bots
 from tests.conftest import ArenaFactory
 from tests.support import Arena, ScriptedBot
 
@@ -120,6 +123,9 @@ async def test_a_bot_whose_games_keep_faulting_is_disabled_and_can_come_back(
     again = await arena.register("bad", url)
     assert "already registered" in str(again["result"])
     assert await db.fetchval("SELECT status FROM bots WHERE name = 'bad'") == "ONLINE"
+    # Its old games no longer count: one more fault would not disable it at once.
+    bad_id = await db.fetchval("SELECT id FROM bots WHERE name = 'bad'")
+    assert await db.read(functools.partial(bots.recent_faults, bot_id=bad_id, window=2)) == []
 
 
 async def test_offline_bots_are_not_paired(make_arena: ArenaFactory,
@@ -137,3 +143,17 @@ async def test_offline_bots_are_not_paired(make_arena: ArenaFactory,
         "SELECT bots.name FROM seats JOIN bots ON bots.id = seats.bot_id "
         "WHERE seats.game_id = ?", (created[0],))}
     assert names == {"a", "b"}
+
+
+def test_first_seats_even_out_over_passes() -> None:
+    """Two equal bots paired pass after pass take turns at moving first."""
+    firsts = {1: 0, 2: 0}
+    history: list[int] = []
+    for _ in range(20):
+        recent = {bot: sum(1 for first in history[-10:] if first == bot) for bot in firsts}
+        (first, _second), = choose_pairs(
+            [Candidate(bot, 25.0, 8.0, 0, first_seats=recent[bot]) for bot in firsts], 1)
+        firsts[first] += 1
+        history.append(first)
+    assert abs(firsts[1] - firsts[2]) <= 2
+    assert max(len(list(run)) for _, run in itertools.groupby(history)) <= 2
