@@ -54,6 +54,8 @@ async def create(db_path: str, game: str, fmt: str, rounds: int, bots: Sequence[
               f"database plays it (`merknera tournament show {tournament_id}` prints it).")
         if not wait:
             return 0
+        print("Waiting for it to finish (the platform must be serving this database; "
+              "Ctrl-C stops waiting, not the tournament)...", flush=True)
         while True:
             found = await db.read(functools.partial(store.load, tournament_id=tournament_id))
             if found is not None and found.status == "FINISHED":

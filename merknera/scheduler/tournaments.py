@@ -20,6 +20,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from merknera.games import JSON, REGISTRY
+from merknera.ratings import DEFAULT, Rating
 from merknera.scheduler.core import Scheduler
 from merknera.scheduler.pairing import (
     NO_RESULT,
@@ -39,6 +40,8 @@ log = logging.getLogger(__name__)
 
 FORMATS = {"round-robin": "ROUND_ROBIN", "swiss": "SWISS"}
 """The formats by their command-line names."""
+MAX_CYCLES = 10
+"""The most cycles of a round robin (every pair meets ``rounds`` times)."""
 _FIRST_VIEW: dict[str | None, Outcome] = {"WIN": 1.0, "DRAW": 0.5, "LOSS": 0.0}
 
 
@@ -67,14 +70,16 @@ def plan_entrants(conn: sqlite3.Connection, game: str, fmt: str, rounds: int,
         raise ValueError(f"a tournament needs at least two bots; {game} has {len(chosen)}")
     if rounds < 1:
         raise ValueError("rounds must be at least 1")
+    if stored == "ROUND_ROBIN" and rounds > MAX_CYCLES:
+        raise ValueError(f"a round robin has at most {MAX_CYCLES} cycles (--rounds)")
     if stored == "SWISS" and rounds >= len(chosen):
         raise ValueError(f"a Swiss tournament of {len(chosen)} bots has fewer than "
                          f"{len(chosen)} rounds; use round-robin for every pair")
     ratings = competition.ratings_of(conn, chosen)
 
     def conservative(bot_id: int) -> float:
-        mu, sigma, _ = ratings.get(bot_id, (25.0, 25 / 3, 0))
-        return mu - 3 * sigma
+        mu, sigma, _ = ratings.get(bot_id, (DEFAULT.mu, DEFAULT.sigma, 0))
+        return Rating(mu, sigma).conservative
 
     seeded = sorted(chosen, key=lambda bot_id: (-conservative(bot_id), bot_id))
     return stored, seeded
@@ -101,12 +106,16 @@ def table(tournament: Tournament) -> list[StandingRow]:
     return standings(list(tournament.entrants), results(tournament))
 
 
-def next_round(tournament: Tournament) -> list[Pairing]:
-    """The pairings of the round after the current one."""
+def next_round(tournament: Tournament, current: set[int]) -> list[Pairing]:
+    """The pairings of the round after the current one.
+
+    Entrants no longer current (superseded or disabled) have withdrawn: a Swiss round leaves
+    them out, and a round robin's opponent of one gets a bye.
+    """
     if tournament.format == "ROUND_ROBIN":
         return round_robin(list(tournament.entrants),
                            cycles=tournament.rounds)[tournament.round]
-    return swiss_round(list(tournament.entrants), results(tournament))
+    return swiss_round([e for e in tournament.entrants if e in current], results(tournament))
 
 
 class Director:
@@ -155,23 +164,29 @@ class Director:
 
     async def step(self) -> None:
         """Pair the next round of every tournament whose round is over, or finish it."""
+        for tournament_id in await self._arena.db.read(store.unfinished):
+            try:
+                await self._advance(tournament_id)
+            except Exception:
+                # One broken tournament must not hold up the others.
+                log.exception("tournament %d could not advance", tournament_id)
+
+    async def _advance(self, tournament_id: int) -> None:
         db = self._arena.db
-        for tournament_id in await db.read(store.unfinished):
-            tournament = await db.read(functools.partial(store.load,
-                                                         tournament_id=tournament_id))
-            if tournament is None or any(g.status != "FINISHED" and g.round == tournament.round
-                                         for g in tournament.games):
-                continue
-            if tournament.round >= total_rounds(tournament):
-                await db.transaction(functools.partial(store.finish,
-                                                       tournament_id=tournament_id))
-                log.info("tournament %d finished", tournament_id)
-                continue
-            pairs = next_round(tournament)
-            settings = self._arena.new_game_settings(tournament.game)
-            created = await db.transaction(functools.partial(
-                _start_round, tournament=tournament, pairs=pairs, settings=settings))
-            self._scheduler.submit(created)
+        tournament = await db.read(functools.partial(store.load, tournament_id=tournament_id))
+        if tournament is None or any(g.status != "FINISHED" and g.round == tournament.round
+                                     for g in tournament.games):
+            return
+        if tournament.round >= total_rounds(tournament):
+            await db.transaction(functools.partial(store.finish, tournament_id=tournament_id))
+            log.info("tournament %d finished", tournament_id)
+            return
+        current = await db.read(functools.partial(_current, bot_ids=tournament.entrants))
+        pairs = next_round(tournament, current)
+        settings = self._arena.new_game_settings(tournament.game)
+        created = await db.transaction(functools.partial(
+            _start_round, tournament=tournament, pairs=pairs, settings=settings))
+        self._scheduler.submit(created)
 
 
 def create_in(conn: sqlite3.Connection, game: str, fmt: str, rounds: int,
@@ -181,13 +196,28 @@ def create_in(conn: sqlite3.Connection, game: str, fmt: str, rounds: int,
     return store.create(conn, game, stored, rounds, entrants)
 
 
+def _current(conn: sqlite3.Connection, bot_ids: Sequence[int]) -> set[int]:
+    """Those of the bots still in play (neither superseded nor disabled)."""
+    return set(competition.current(conn, bot_ids))
+
+
 def _start_round(conn: sqlite3.Connection, tournament: Tournament, pairs: list[Pairing],
                  settings: dict[str, JSON]) -> list[int]:
     round_number = tournament.round + 1
-    store.start_round(conn, tournament.id, round_number,
-                      [pair.first for pair in pairs if pair.second is None])
-    created = []
+    # Checked again here, in the transaction: a bot superseded or disabled meanwhile has
+    # withdrawn, and its opponent gets a bye rather than a rated forfeit.
+    current = _current(conn, tournament.entrants)
+    played = []
     for pair in pairs:
+        present = [bot for bot in (pair.first, pair.second) if bot in current]
+        if len(present) == 2:
+            played.append(pair)
+        elif present:
+            played.append(Pairing(present[0], None))
+    store.start_round(conn, tournament.id, round_number,
+                      [pair.first for pair in played if pair.second is None])
+    created = []
+    for pair in played:
         if pair.second is None:
             logs.add(conn, pair.first, f"Tournament {tournament.id}, round {round_number}: "
                                        "a bye (it counts as a win)")

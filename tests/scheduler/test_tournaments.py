@@ -121,3 +121,27 @@ async def test_the_command_line_creates_and_shows_a_tournament(
         "--format", "swiss", "--rounds", "9", "--db", db_path,
         stderr=asyncio.subprocess.PIPE)
     assert await bad.wait() == 2
+
+
+async def test_a_withdrawn_entrant_gives_byes_not_rated_forfeits(
+        arena: Arena, aiohttp_server: AiohttpServer) -> None:
+    entrants = await bots(arena, aiohttp_server, 4)
+    db = arena.platform.db
+    tournament_id = await arena.platform.create_tournament("TICTACTOE", "round-robin", 1, None)
+    async def round_number() -> int:
+        found = await db.read(functools.partial(store.load, tournament_id=tournament_id))
+        return 0 if found is None else found.round
+
+    async with asyncio.timeout(30):
+        while await round_number() < 1:  # noqa: ASYNC110 (the director's own timer)
+            await asyncio.sleep(0.05)
+    leaver = entrants[0]
+    assert await arena.platform.disable_bot(leaver, "left the tournament")
+    done = await finished(arena, tournament_id)
+    later = [g for g in done.games if g.round > 1]
+    assert later and all(leaver not in (g.first, g.second) for g in later)
+    assert any(bot != leaver for _, bot in done.byes)  # its opponents got byes
+    rated_forfeits = await db.fetchval(
+        "SELECT COUNT(*) FROM games WHERE tournament_id = ? AND reason = 'UNREACHABLE'",
+        (tournament_id,))
+    assert rated_forfeits == 0
