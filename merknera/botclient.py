@@ -164,11 +164,12 @@ class BotClient:
             return _with_fault(raw, FaultKind.HTTP_STATUS, f"HTTP status {raw.status}")
         return raw
 
-    async def notify(self, endpoint: str, secret: str, method: str, params: JSON) -> CallResult:
+    async def notify(self, endpoint: str, secret: str, method: str, params: JSON,
+                     time_limit: float | None = None) -> CallResult:
         """A call whose reply is ignored (``Complete``, ``Error``): delivered or not."""
         return await self._post(endpoint, secret,
                                 jsonrpc.encode_call(method, params, next_request_id()),
-                                self._config.notify_timeout, retry=False)
+                                time_limit or self._config.notify_timeout, retry=False)
 
     async def _post(self, endpoint: str, secret: str, body: bytes, time_limit: float,
                     retry: bool) -> CallResult:

@@ -67,6 +67,9 @@ class Config:
     """Seconds a bot has to answer Status.Ping."""
     notify_timeout: float = 5.0
     """Seconds allowed for NewGame, Complete and Error calls."""
+    announce_timeout: float = 1.0
+    """Seconds allowed for the calls a game makes while it goes on and waits for (Squelch's
+    TurnStart and the like); their replies are ignored."""
     max_reply_bytes: int = 65536
     """Largest reply body accepted from a bot; a larger one is a malformed reply."""
 
@@ -201,6 +204,7 @@ def _validate(config: Config) -> Config:
 
     need(0 <= config.port <= 65535, "port", "must be between 0 and 65535")
     for key in ("connect_timeout", "move_timeout", "ping_timeout", "notify_timeout",
+                "announce_timeout",
                 "ping_interval", "offline_retry_min", "offline_retry_max"):
         need(getattr(config, key) > 0, key, "must be greater than 0")
     need(config.offline_grace >= 0, "offline_grace", "must not be negative")

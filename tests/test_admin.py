@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from pytest_aiohttp import AiohttpServer
 
@@ -82,3 +84,15 @@ async def test_admin_disables_enables_pauses_and_creates(
     tournament = (await made.json())["id"]
     assert await db.fetchval("SELECT COUNT(*) FROM tournament_entrants WHERE tournament_id = ?",
                              (tournament,)) == 2
+
+
+async def test_an_undecodable_authorization_header_is_refused(
+        make_arena: ArenaFactory) -> None:
+    arena = await make_arena(admin_token=TOKEN)
+    reader, writer = await asyncio.open_connection(arena.client.host, arena.client.port)
+    writer.write(b"GET /api/admin/ladder HTTP/1.1\r\nHost: x\r\n"
+                 b"Authorization: Bearer \xff\xfe\r\nConnection: close\r\n\r\n")
+    await writer.drain()
+    status = (await reader.readline()).split()[1]
+    writer.close()
+    assert status == b"403"

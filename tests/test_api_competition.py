@@ -38,3 +38,7 @@ async def test_latency_faults_and_head_to_head(arena: Arena,
     assert {game["seat"] for game in both["games"]} == {0, 1}
     assert (await arena.client.get("/api/head-to-head?a=1")).status == 400
     assert (await arena.client.get("/api/head-to-head?a=1&b=999")).status == 404
+
+
+async def test_head_to_head_needs_two_bots(arena: Arena) -> None:
+    assert (await arena.client.get("/api/head-to-head?a=1&b=1")).status == 400

@@ -14,6 +14,9 @@ from merknera.store import games
 
 log = logging.getLogger(__name__)
 
+SWEEP_SECONDS = 30.0
+"""How often unfinished games are checked for a runner."""
+
 
 class Scheduler:
     """Owns one task per unfinished game; ``concurrency`` of them play at once."""
@@ -24,13 +27,29 @@ class Scheduler:
         self._idle = asyncio.Event()
         self._idle.set()
         self._stopping = False
+        self._sweeper: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """Resume every unfinished game from its stored moves."""
+        """Resume every unfinished game from its stored moves, and keep looking for
+        unfinished games that have no runner (one whose runner failed to record its end)."""
         unfinished = await games.unfinished(self.arena.db)
         if unfinished:
             log.info("resuming %d unfinished games", len(unfinished))
         self.submit(unfinished)
+        self._sweeper = asyncio.create_task(self._sweep(), name="orphan-sweeper")
+
+    async def _sweep(self) -> None:
+        while True:
+            await asyncio.sleep(SWEEP_SECONDS)
+            try:
+                orphans = [gid for gid in await games.unfinished(self.arena.db)
+                           if gid not in self._tasks]
+            except Exception:
+                log.exception("could not look for games without a runner")
+                continue
+            if orphans:
+                log.warning("games without a runner, started again: %s", orphans[:20])
+                self.submit(orphans)
 
     def submit(self, game_ids: Iterable[int]) -> None:
         """Start runners for these games (a game already running is left alone)."""
@@ -71,5 +90,8 @@ class Scheduler:
     async def stop(self) -> None:
         """Cancel every runner; their games resume at the next start."""
         self._stopping = True
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            await asyncio.gather(self._sweeper, return_exceptions=True)
         await self.cancel(list(self._tasks))
         await self.arena.notifier.stop()

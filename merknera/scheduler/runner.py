@@ -47,7 +47,7 @@ from merknera.scheduler.play import (
     strikes_outcome,
 )
 from merknera.store import bots, games, logs
-from merknera.store.bots import Bot
+from merknera.store.bots import Bot, BotStatus
 from merknera.store.games import GameStatus
 
 log = logging.getLogger(__name__)
@@ -134,6 +134,17 @@ class GameRunner:
         if changed:
             play.forfeit = Outcome.no_result(Termination.ABORTED, changed)
             return
+        gone = [seat for seat in range(play.seats) if arena.presence.bot(play.bot_id(seat)) is None]
+        if gone:
+            # Scheduled just before a seat was superseded or disabled: nobody is rated.
+            stored = await bots.get_many(arena.db, [play.bot_id(seat) for seat in gone])
+            retired = [bot.name for bot in stored.values()
+                       if bot.status in (BotStatus.SUPERSEDED, BotStatus.DISABLED)]
+            if retired:
+                play.forfeit = Outcome.no_result(
+                    Termination.ABORTED, f"{', '.join(retired)} no longer plays (a newer "
+                                         "version, or disabled) so the game cannot begin")
+                return
         try:
             await self._open(play)
         finally:
@@ -216,9 +227,12 @@ class GameRunner:
         async def deliver(seat: Seat, mine: list[Announcement]) -> None:
             bot = self._bot(play, seat)
             for note in mine:
+                # Short: the game waits for these, and a bot slow to take them must not
+                # hold it up for long (the replies are ignored anyway).
                 await arena.client.notify(bot.endpoint, bot.secret,
                                           f"{game.prefix}.{note.method}",
-                                          {game.id_param: self._game_id, **note.params})
+                                          {game.id_param: self._game_id, **note.params},
+                                          arena.config.announce_timeout)
 
         await asyncio.gather(*(deliver(seat, mine) for seat, mine in by_seat.items()))
 
@@ -408,10 +422,12 @@ class GameRunner:
             bot.id for seat, bot in enumerate(seats)
             if play.strikes[seat] > 0 or (outcome.termination.is_forfeit
                                           and results[seat] is SeatResult.LOSS))
-        arena.events.publish(GameFinished(
+        finished = GameFinished(
             self._game_id, game.mnemonic, tuple(f"{b.name} ({b.version})" for b in seats),
             tuple(r.value for r in results), outcome.termination.value, outcome.detail,
-            outcome.scores, tuple(bot.id for bot in seats), at_fault))
+            outcome.scores, tuple(bot.id for bot in seats), at_fault)
+        arena.events.publish(finished)
+        arena.after_game(finished)
         for seat, bot in enumerate(seats):
             params: JSONObject = {game.id_param: self._game_id,
                                   "winner": results[seat] is SeatResult.WIN}

@@ -32,9 +32,20 @@ class StoreError(RuntimeError):
     """The database cannot be used (wrong file, newer schema, failed migration)."""
 
 
+_last_stamp = ""
+
+
 def now() -> str:
-    """The current UTC time as ISO 8601 with milliseconds, as every timestamp is stored."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """The current UTC time as ISO 8601 with milliseconds, as every timestamp is stored.
+
+    Never earlier than the last one this process gave: games are rated in the order of
+    their ``finished_at``, and a wall clock stepping back (NTP, a resumed VM) would otherwise
+    make each later finish re-rate every game stamped "in the future".
+    """
+    global _last_stamp
+    stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    _last_stamp = max(stamp, _last_stamp)
+    return _last_stamp
 
 
 def migrations() -> list[tuple[int, str, str]]:

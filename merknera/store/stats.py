@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from typing import Any
 
@@ -13,7 +14,7 @@ LATENCY_SAMPLE = 2000
 
 def _percentile(values: list[float], fraction: float) -> float:
     """The nearest-rank percentile of sorted values."""
-    index = max(0, min(len(values) - 1, round(fraction * len(values) + 0.5) - 1))
+    index = max(0, min(len(values) - 1, math.ceil(fraction * len(values)) - 1))
     return values[index]
 
 

@@ -54,7 +54,9 @@ def _ops(request: web.Request) -> AdminOps:
                      "<token>", **{"WWW-Authenticate": "Bearer"})
     if not ops.admin_token:
         raise _error(web.HTTPForbidden, "no admin token is configured (admin_token)")
-    if not hmac.compare_digest(header[7:].strip().encode(), ops.admin_token.encode()):
+    # aiohttp decodes odd header bytes to surrogates; surrogateescape gives them back.
+    given = header[7:].strip().encode("utf-8", "surrogateescape")
+    if not hmac.compare_digest(given, ops.admin_token.encode("utf-8")):
         raise _error(web.HTTPForbidden, "that is not the admin token")
     return ops
 

@@ -176,6 +176,8 @@ async def head_to_head_index(request: web.Request) -> web.Response:
     first, second = _int(request, "a"), _int(request, "b")
     if first is None or second is None:
         raise BadQueryError('"a" and "b" (bot ids) are required')
+    if first == second:
+        raise BadQueryError('"a" and "b" must be two different bots')
     db = request.app[DB_KEY]()
     for bot_id in (first, second):
         if await bot_store.get(db, bot_id) is None:
