@@ -5,10 +5,9 @@ seatings; every game must finish normally, without a fault, with a full move log
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # pytest imports the conftest itself, as "conftest"
-    from tests.e2e.conftest import E2E
+from tests.e2e.harness import E2E
 
 BOTS = {
     "SQUELCH": ("bots.squelch", "good"),

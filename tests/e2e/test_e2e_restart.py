@@ -13,10 +13,9 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # pytest imports the conftest itself, as "conftest"
-    from tests.e2e.conftest import E2E
+from tests.e2e.harness import E2E
 
 FAST = [("perfect", "quick-perfect", 0.0), ("random", "quick-random", 0.0)]
 SLOW = [("perfect", "slow-perfect", 0.3), ("random", "slow-random", 0.3)]

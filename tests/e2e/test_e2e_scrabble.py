@@ -12,10 +12,9 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # pytest imports the conftest itself, as "conftest"
-    from tests.e2e.conftest import E2E
+from tests.e2e.harness import E2E
 
 BOTS = (("best", "best-1"), ("best", "best-2"), ("random", "random-1"), ("random", "random-2"))
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "scrabble"

@@ -11,10 +11,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # pytest imports the conftest itself, as "conftest"
-    from tests.e2e.conftest import E2E
+from tests.e2e.harness import E2E
 
 PERFECT = ("perfect-1", "perfect-2", "perfect-3")
 RANDOM = ("random-1", "random-2", "random-3")
