@@ -9,23 +9,25 @@ Each bot gets at most one new game per pass, and a pass never adds more games th
 free concurrency allows.
 
 :func:`choose_pairs` is the pure part (what ``bench/ladder.py`` times); :class:`Ladder` runs
-it against the store and the scheduler every ``ladder_interval`` seconds.
+it against the store and the scheduler every ``ladder_interval`` seconds, reading the recent
+opponents of only the bots it reaches (:func:`choose_pairs_reading`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import bisect
+import dataclasses
 import functools
 import logging
 import math
 import secrets
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from merknera.games import JSON
-from merknera.ratings import DEFAULT, MODEL
+from merknera.ratings import MODEL
 from merknera.scheduler.core import Scheduler
 from merknera.store import competition, games, logs
 
@@ -38,6 +40,9 @@ NEIGHBOURS = 8
 O(n log n) however many bots there are."""
 RECENT_PENALTY = 0.5
 """Match quality is multiplied by this for a pair that met in their last few games."""
+READ_AHEAD = 4
+"""Bots per slot whose recent opponents :func:`choose_pairs_reading` reads at first (a pass
+reaches about two per slot: one per pair, and each partner skipped at its own turn)."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,12 @@ def quality(a: Candidate, b: Candidate) -> float:
     return math.sqrt(2 * BETA**2 / spread) * math.exp(-((a.mu - b.mu) ** 2) / (2 * spread))
 
 
+def _priority(candidate: Candidate) -> tuple[int, float, int]:
+    """The order in which :func:`choose_pairs` pairs bots: the fewest rated games first,
+    then the most uncertain."""
+    return candidate.rated_games, -candidate.sigma, candidate.bot_id
+
+
 def choose_pairs(candidates: Sequence[Candidate], slots: int) -> list[tuple[int, int]]:
     """Pairs of bot ids to play, at most ``slots`` of them, each bot in at most one.
 
@@ -73,7 +84,7 @@ def choose_pairs(candidates: Sequence[Candidate], slots: int) -> list[tuple[int,
     keys = [(c.mu, c.bot_id) for c in by_mu]
     taken: set[int] = set()
     pairs: list[tuple[int, int]] = []
-    for bot in sorted(candidates, key=lambda c: (c.rated_games, -c.sigma, c.bot_id)):
+    for bot in sorted(candidates, key=_priority):
         if len(pairs) >= slots:
             break
         if bot.bot_id in taken:
@@ -98,6 +109,40 @@ def choose_pairs(candidates: Sequence[Candidate], slots: int) -> list[tuple[int,
             first, second = best, bot
         pairs.append((first.bot_id, second.bot_id))
     return pairs
+
+
+def choose_pairs_reading(candidates: Sequence[Candidate], slots: int,
+                         read_recent: Callable[[list[int]], Mapping[int, frozenset[int]]]
+                         ) -> list[tuple[int, int]]:
+    """The pairs of :func:`choose_pairs` for candidates whose recent opponents are not known
+    yet, asking ``read_recent`` for those of the bots the pairing reaches rather than of
+    every candidate (a bot left out of its answer met nobody).
+
+    Reading every candidate's last games was most of a pass, and a pass pairs few of them.
+    :func:`choose_pairs` gives the bots their turns in priority order and looks at the recent
+    opponents of a bot only at a turn that pairs it (they weigh its choice of partner, not
+    whether it has one).  Its partner always comes later in the order: an earlier one was
+    free at its own turn, with this bot (free too) among its neighbours, and would have been
+    paired then.  So the pairing turns come in the order of the pairs, and if that of the
+    last pair (its earlier bot's) is among the first ``reach`` bots, no other bot's
+    opponents were looked at.  Failing that (it takes many bots without a free neighbour),
+    every candidate's are read.
+    """
+    if slots <= 0 or len(candidates) < 2:
+        return []
+    order = sorted(candidates, key=_priority)
+    reach = min(len(order), READ_AHEAD * slots)
+    while True:
+        recent = read_recent([bot.bot_id for bot in order[:reach]])
+        known = [dataclasses.replace(bot, recent=recent.get(bot.bot_id, frozenset()))
+                 for bot in order[:reach]]
+        pairs = choose_pairs([*known, *order[reach:]], slots)
+        if reach == len(order) or not pairs:
+            return pairs
+        # the turn of the last pair: that of its bot earlier in priority order
+        if next(index for index, bot in enumerate(order) if bot.bot_id in pairs[-1]) < reach:
+            return pairs
+        reach = len(order)
 
 
 class Ladder:
@@ -149,13 +194,13 @@ class Ladder:
             online = arena.presence.online_bots(mnemonic)
             if len(online) < 2:
                 continue
-            cap = arena.config.max_games_per_bot
-            found = await arena.db.read(functools.partial(_candidates, bot_ids=online, cap=cap))
-            pairs = choose_pairs(found, free - len(created))
+            pairs = await arena.db.read(functools.partial(
+                _pair, bot_ids=online, cap=arena.config.max_games_per_bot,
+                slots=free - len(created)))
             if not pairs:
                 continue
             settings = arena.new_game_settings(mnemonic)
-            names = {bot_id: bot.name for bot_id in online
+            names = {bot_id: bot.name for pair in pairs for bot_id in pair
                      if (bot := arena.presence.bot(bot_id)) is not None}
             created += await arena.db.transaction(functools.partial(
                 _create, game=mnemonic, pairs=pairs, settings=settings, names=names))
@@ -165,17 +210,15 @@ class Ladder:
         return created
 
 
-def _candidates(conn: sqlite3.Connection, bot_ids: list[int], cap: int) -> list[Candidate]:
-    """The bots with room for another game, with their ratings and recent opponents."""
-    busy = competition.unfinished_counts(conn, bot_ids)
-    free = [bot_id for bot_id in bot_ids if busy.get(bot_id, 0) < cap]
-    if len(free) < 2:
-        return []
-    ratings = competition.ratings_of(conn, free)
-    recent = competition.recent(conn, free)
-    default = (DEFAULT.mu, DEFAULT.sigma, 0)
-    return [Candidate(bot_id, *ratings.get(bot_id, default), recent[bot_id].opponents,
-                      recent[bot_id].first_seats) for bot_id in free]
+def _pair(conn: sqlite3.Connection, bot_ids: list[int], cap: int,
+          slots: int) -> list[tuple[int, int]]:
+    """The pass's pairs among the bots with room for another game, read and chosen on the
+    reader's thread: one trip to the store, however many opponents the pairing looks up."""
+    found = [Candidate(bot.bot_id, bot.mu, bot.sigma, bot.rated_games,
+                       first_seats=bot.first_seats)
+             for bot in competition.contenders(conn, bot_ids, cap)]
+    return choose_pairs_reading(found, slots,
+                                functools.partial(competition.recent_opponents, conn))
 
 
 def _create(conn: sqlite3.Connection, game: str, pairs: list[tuple[int, int]],

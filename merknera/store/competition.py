@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
-
-def unfinished_counts(conn: sqlite3.Connection, bot_ids: Sequence[int]) -> dict[int, int]:
-    """Unfinished games per bot (bots without any are left out).
-
-    Driven from the unfinished games (few, indexed by status), not from every seat the
-    bots ever held.
-    """
-    wanted = set(bot_ids)
-    return {bot_id: count for bot_id, count in conn.execute(
-        "SELECT seats.bot_id, COUNT(*) FROM games JOIN seats ON seats.game_id = games.id "
-        "WHERE games.status IN ('PENDING', 'RUNNING') GROUP BY seats.bot_id")
-        if bot_id in wanted}
+from merknera.ratings import DEFAULT
 
 
 def ratings_of(conn: sqlite3.Connection,
@@ -29,37 +19,75 @@ def ratings_of(conn: sqlite3.Connection,
         tuple(bot_ids))}
 
 
-@dataclass(frozen=True)
-class Recent:
-    """A bot's latest games: whom it met and how often it had the first seat."""
+FIRST_SEAT_GAMES = 10
+"""How many of a bot's latest games its first-seat count covers."""
+RECENT_GAMES = 3
+"""How many of a bot's latest games make its recent opponents."""
 
-    opponents: frozenset[int]
-    """The bots met in its last three games."""
+
+class Contender(NamedTuple):
+    """A bot with room for another game, with its rating and first seats."""
+
+    bot_id: int
+    mu: float
+    sigma: float
+    rated_games: int
+    """0 (and the default rating) for a bot not rated yet."""
     first_seats: int
     """Of its last ten games, those in which it had seat 0 (moved first)."""
 
 
-def recent(conn: sqlite3.Connection, bot_ids: Sequence[int]) -> dict[int, Recent]:
-    """Each bot's :class:`Recent`: one indexed lookup per bot (seats_bot), then one query
-    for the opponents (a window function over all their seats measured slower)."""
-    latest = {bot_id: [(row[0], row[1]) for row in conn.execute(
-        "SELECT game_id, seat FROM seats WHERE bot_id = ? ORDER BY game_id DESC LIMIT 10",
-        (bot_id,))] for bot_id in bot_ids}
-    last_three = {game_id for games in latest.values()
-                  for game_id, _ in games[:3]}
-    seated: dict[int, list[int]] = {}
-    if last_three:
-        marks = ",".join("?" * len(last_three))
-        for game_id, bot_id in conn.execute(
-                f"SELECT game_id, bot_id FROM seats WHERE game_id IN ({marks})",
-                tuple(last_three)):
-            seated.setdefault(game_id, []).append(bot_id)
-    found = {}
-    for bot_id, games in latest.items():
-        met = {other for game_id, _ in games[:3] for other in seated.get(game_id, ())
-               if other != bot_id}
-        found[bot_id] = Recent(frozenset(met), sum(1 for _, seat in games if seat == 0))
-    return found
+# One statement and one row per bot, however long the bots' histories: the ladder reads
+# every online bot of a game on each pass, and a query per bot (or a row per seat handed
+# to Python) cost more than the rest of the pass together.
+# * busy: bots with ``cap`` unfinished games, driven from the unfinished games (few, and
+#   indexed by status), not from every seat the bots ever held;
+# * the first seats come from the bot's newest entries of seats_bot_seat alone: it holds
+#   the seat too (migration 005), so no table row is read;
+# * the bot ids come as one JSON array, so any number of bots fits in one statement.
+_CONTENDERS = """
+WITH busy(bot_id) AS (
+    SELECT seats.bot_id FROM games JOIN seats ON seats.game_id = games.id
+    WHERE games.status IN ('PENDING', 'RUNNING')
+    GROUP BY seats.bot_id HAVING COUNT(*) >= :cap)
+SELECT wanted.value,
+       COALESCE(ratings.mu, :mu), COALESCE(ratings.sigma, :sigma),
+       COALESCE(ratings.rated_games, 0),
+       (SELECT COUNT(*) FROM (SELECT seat FROM seats WHERE bot_id = wanted.value
+                              ORDER BY game_id DESC LIMIT :first_seat_games)
+        WHERE seat = 0)
+FROM json_each(:bot_ids) AS wanted LEFT JOIN ratings ON ratings.bot_id = wanted.value
+WHERE wanted.value NOT IN busy
+"""
+
+
+def contenders(conn: sqlite3.Connection, bot_ids: Sequence[int],
+               cap: int) -> list[Contender]:
+    """Those of the bots with fewer than ``cap`` unfinished games, with their ratings and
+    first seats."""
+    return [Contender(*row) for row in conn.execute(_CONTENDERS, {
+        "bot_ids": json.dumps(list(bot_ids)), "cap": cap, "mu": DEFAULT.mu,
+        "sigma": DEFAULT.sigma, "first_seat_games": FIRST_SEAT_GAMES})]
+
+
+# Like _CONTENDERS, one row per bot; each bot's last games come from seats_bot_seat, and
+# their other seats from the seats' primary key.
+_OPPONENTS = """
+SELECT wanted.value,
+       (SELECT group_concat(other.bot_id) FROM seats AS other
+        WHERE other.game_id IN (SELECT game_id FROM seats WHERE bot_id = wanted.value
+                                ORDER BY game_id DESC LIMIT :recent_games)
+          AND other.bot_id != wanted.value)
+FROM json_each(:bot_ids) AS wanted
+"""
+
+
+def recent_opponents(conn: sqlite3.Connection,
+                     bot_ids: Sequence[int]) -> dict[int, frozenset[int]]:
+    """The bots each of these bots met in its last three games."""
+    return {bot_id: frozenset(map(int, met.split(","))) if met else frozenset()
+            for bot_id, met in conn.execute(_OPPONENTS, {
+                "bot_ids": json.dumps(list(bot_ids)), "recent_games": RECENT_GAMES})}
 
 
 def current(conn: sqlite3.Connection, bot_ids: Sequence[int]) -> list[int]:

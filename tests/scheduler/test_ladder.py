@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import itertools
+import random
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import pytest
 from pytest_aiohttp import AiohttpServer
 
 from merknera.games import JSON
-from merknera.scheduler.ladder import Candidate, choose_pairs, quality
-from merknera.store import bots
+from merknera.ratings import DEFAULT
+from merknera.scheduler import ladder
+from merknera.scheduler.ladder import Candidate, choose_pairs, choose_pairs_reading, quality
+from merknera.store import Database, bots, competition, games, users
 from tests.conftest import ArenaFactory
 from tests.support import Arena, ScriptedBot
 
@@ -157,3 +165,97 @@ def test_first_seats_even_out_over_passes() -> None:
         history.append(first)
     assert abs(firsts[1] - firsts[2]) <= 2
     assert max(len(list(run)) for _, run in itertools.groupby(history)) <= 2
+
+
+async def test_the_ladder_reads_ratings_first_seats_and_last_opponents(
+        tmp_path: Path) -> None:
+    """The ladder's reads, on a real store: busy bots left out, unrated bots at the default
+    rating, first seats from the last ten games only, opponents from the last three only (a
+    wrong window or a seat counted twice changes these numbers)."""
+    db = await Database.open(tmp_path / "ladder.db")
+    try:
+        user, _ = await users.create_user(db, "owner")
+
+        def fill(conn: sqlite3.Connection) -> dict[str, int]:
+            ids = {name: bots.insert(conn, name=name, version="1", game="TICTACTOE",
+                                     user_id=user.id, secret="s",
+                                     meta=bots.BotMetadata("http://127.0.0.1:9/rpc")).id
+                   for name in "abcdefgu"}
+            a, b, c, d, e, f, g = (ids[name] for name in "abcdefg")
+            played: list[tuple[int, ...]] = [(a, b)] * 3  # a's oldest: not in its last ten
+            played += [(a, b), (b, a), (a, b), (b, a), (a, b), (b, a), (a, b)]
+            played += [(c, a), (d, a, e), (a, f)]  # a's last three: a met c, d, e and f
+            for seats in played:
+                game_id = games.create(conn, "TICTACTOE", 1, seats)
+                conn.execute("UPDATE games SET status = 'FINISHED', outcome = 'NO_RESULT', "
+                             "reason = 'ABORTED', finished_at = '2030-01-01' WHERE id = ?",
+                             (game_id,))
+            games.create(conn, "TICTACTOE", 1, (f, g))  # not finished: f and g are busy
+            conn.execute("INSERT INTO ratings (bot_id, game, mu, sigma, rated_games, "
+                         "updated_at) VALUES (?, 'TICTACTOE', 30.0, 2.0, 12, '2030-01-01')",
+                         (a,))
+            return ids
+
+        ids = await db.transaction(fill)
+        a, b, c, d, e, f, g, u = (ids[name] for name in "abcdefgu")
+        mu, sigma = DEFAULT.mu, DEFAULT.sigma
+
+        async def contenders(cap: int) -> set[competition.Contender]:
+            return set(await db.read(functools.partial(
+                competition.contenders, bot_ids=list(ids.values()), cap=cap)))
+
+        C = competition.Contender  # noqa: N806
+        assert await contenders(cap=1) == {
+            C(a, 30.0, 2.0, 12, 5), C(b, mu, sigma, 0, 3), C(c, mu, sigma, 0, 1),
+            C(d, mu, sigma, 0, 1), C(e, mu, sigma, 0, 0), C(u, mu, sigma, 0, 0)}
+        assert await contenders(cap=2) == await contenders(cap=1) | {
+            C(f, mu, sigma, 0, 1), C(g, mu, sigma, 0, 0)}
+        assert await db.read(functools.partial(
+                competition.recent_opponents, bot_ids=list(ids.values()))) == {
+            a: {c, d, e, f}, b: {a}, c: {a}, d: {a, e}, e: {a, d}, f: {a, g}, g: {f},
+            u: frozenset()}
+    finally:
+        await db.close()
+
+
+def reader(known: list[Candidate],
+           asked: list[int]) -> Callable[[list[int]], dict[int, frozenset[int]]]:
+    """read_recent for choose_pairs_reading: the opponents in ``known``, noting who was
+    asked about."""
+    def read(bot_ids: list[int]) -> dict[int, frozenset[int]]:
+        asked.extend(bot_ids)
+        return {bot_id: known[bot_id].recent for bot_id in bot_ids}
+    return read
+
+
+@pytest.mark.parametrize("read_ahead", [0, 1, 2, ladder.READ_AHEAD])
+def test_reading_opponents_on_demand_gives_the_same_pairs(
+        read_ahead: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """choose_pairs_reading pairs exactly as choose_pairs does with every bot's opponents
+    known, whether its first read covers enough bots or not (a short one must be caught and
+    read again): many bots and few slots, few bots, clusters of equal ratings."""
+    monkeypatch.setattr(ladder, "READ_AHEAD", read_ahead)
+    for seed in range(400):
+        rng = random.Random(seed)
+        size = rng.choice([2, 3, 7, 20, 60, 300])
+        clustered = rng.random() < 0.5
+        known = [Candidate(bot_id, rng.choice([20.0, 25.0]) if clustered else rng.gauss(25, 5),
+                           rng.choice([1.0, 8.0]) if clustered else rng.uniform(1, 8),
+                           rng.randint(0, 2 if clustered else 50),
+                           frozenset(rng.sample(range(size), min(size, 3))),
+                           rng.randint(0, 10))
+                 for bot_id in range(size)]
+        slots = rng.randint(1, size // 2 + 2)
+        unknown = [dataclasses.replace(bot, recent=frozenset()) for bot in known]
+        pairs = choose_pairs_reading(unknown, slots, reader(known, []))
+        assert pairs == choose_pairs(known, slots), seed
+
+
+def test_a_pass_reads_the_opponents_of_the_bots_it_reaches_only() -> None:
+    rng = random.Random(1)
+    known = [Candidate(bot_id, rng.gauss(25, 5), rng.uniform(1, 8), rng.randint(0, 50),
+                       frozenset(rng.sample(range(1000), 3))) for bot_id in range(1000)]
+    asked: list[int] = []
+    unknown = [dataclasses.replace(bot, recent=frozenset()) for bot in known]
+    assert choose_pairs_reading(unknown, 32, reader(known, asked)) == choose_pairs(known, 32)
+    assert len(asked) == ladder.READ_AHEAD * 32
