@@ -24,7 +24,7 @@ from merknera.scheduler.readiness import Readiness, ReadyService
 from merknera.scheduler.registration import Registrar
 from merknera.scheduler.tournaments import Director
 from merknera.store import Database, ratings
-from merknera.web import admin, api
+from merknera.web import admin, api, live, openapi, pages, site
 
 log = logging.getLogger(__name__)
 
@@ -163,7 +163,7 @@ PLATFORM_KEY = web.AppKey("platform", Platform)
 
 
 def build_app(config: Config, platform: Platform | None = None) -> web.Application:
-    """The aiohttp application serving ``/rpc`` and the results API.
+    """The aiohttp application serving ``/rpc``, the results API and the web pages.
 
     The platform starts with the application and stops with it (``cleanup_ctx``).
     """
@@ -171,7 +171,12 @@ def build_app(config: Config, platform: Platform | None = None) -> web.Applicati
     platform = platform or Platform(config)
     app[PLATFORM_KEY] = platform
     app[api.DB_KEY] = lambda: platform.db
+    app[api.GAMES_KEY] = lambda: platform.games
     app[admin.OPS_KEY] = lambda: platform
+    app[live.EVENTS_KEY] = platform.events
+    streams = app[live.STREAMS_KEY] = live.Streams()
+    app.on_shutdown.append(streams.close_all)
+    site.setup(app)
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         await platform.start()
@@ -189,5 +194,8 @@ def build_app(config: Config, platform: Platform | None = None) -> web.Applicati
     app.router.add_post("/rpc", rpc_handler)
     app.router.add_get("/assets/{sha1}/{name}", asset_handler)
     app.router.add_routes(api.routes)
+    app.router.add_routes(live.routes)
+    app.router.add_routes(openapi.routes)
     app.router.add_routes(admin.routes)
+    app.router.add_routes(pages.routes)
     return app

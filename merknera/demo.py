@@ -129,8 +129,9 @@ async def run_demo(config: Config) -> int:
     config = dataclasses.replace(config, ladder=True)
     async with running(config) as (live, platform):
         print(f"Merknera is running at {live.base_url} (database {live.db})", flush=True)
-        print(f"  results: {live.base_url}/api/leaderboard?game=TICTACTOE  "
-              f"{live.base_url}/api/games", flush=True)
+        print(f"  open {live.base_url}/ in a browser: leaderboards, bots, replays and live "
+              f"games; the JSON API is described at {live.base_url}/api/openapi.json",
+              flush=True)
         token = await _token(platform.db)
         version = time.strftime("demo-%Y%m%d-%H%M%S")
         processes: list[asyncio.subprocess.Process] = []

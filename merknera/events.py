@@ -35,12 +35,14 @@ class GameFinished:
 
 @dataclass(frozen=True)
 class MovePlayed:
-    """A move was accepted and stored."""
+    """A row of a game's move log was committed: a bot's accepted move, a chance move
+    (``seat`` -1), or a faulty reply (``fault`` set, ``move`` None)."""
 
     game_id: int
     seq: int
     seat: int
     move: JSON
+    fault: str | None = None
 
 
 @dataclass(frozen=True)

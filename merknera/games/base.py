@@ -319,8 +319,24 @@ class Game(ABC, Generic[StateT, MoveT]):
         return wire
 
     def describe_move(self, state: StateT, seat: Seat, move: MoveT) -> str:
-        """A short human description of a move, for logs."""
+        """A short human description of a move, for logs and replays."""
         return repr(self.move_to_wire(move))
+
+    # -- the spectator's view (game pages, replays) ------------------------------------------
+
+    def spectator_view(self, state: StateT, reveal: bool) -> JSON:
+        """The state as somebody watching the game may see it.
+
+        ``reveal`` is False while the game runs: then nothing a player could not know may
+        show (a Scrabble rack, the bag's order).  Once the game is over everything may.  The
+        default is :meth:`state_to_json`, for games without hidden information.
+        """
+        return self.state_to_json(state)
+
+    def spectator_setup(self) -> JSONObject:
+        """Facts a viewer needs to draw any state of this game that the states do not carry
+        (a Scrabble board's premium squares, its tiles' points)."""
+        return {}
 
 
 class UnknownGameError(KeyError):

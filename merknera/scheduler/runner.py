@@ -341,7 +341,6 @@ class GameRunner:
         if not await self._store(play, seat, move=wire, reply=reply):
             return False
         before, play.state = play.state, after
-        arena.events.publish(MovePlayed(self._game_id, play.seq, seat, wire))
         await self._announce(play, game.announcements(before, seat, move, after))
         return True
 
@@ -392,6 +391,14 @@ class GameRunner:
             reply=None if reply is None or reply.reply is None
             else reply.reply.decode("utf-8", errors="replace"),
             latency_ms=None if reply is None else round(reply.latency * 1000, 3))
+        # Announced once committed, so that a listener (a live page) that reads the move
+        # log when it hears of a move finds it there.
+        stored = MovePlayed(self._game_id, play.seq, seat, move,
+                            None if fault is None else fault.value)
+        events = self._arena.events
+        play.last_write.add_done_callback(
+            lambda done: events.publish(stored)
+            if not done.cancelled() and done.exception() is None and done.result() else None)
         return True
 
     @staticmethod

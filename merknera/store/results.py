@@ -205,3 +205,73 @@ async def get_game(db: Database, game_id: int) -> dict[str, Any] | None:
          "created_at": m["created_at"]}
         for m in moves]
     return game
+
+
+async def game_summary(db: Database, game_id: int) -> dict[str, Any] | None:
+    """A game without its move log: status, outcome, reason, times, where it came from,
+    its seats, and how many rows its move log holds."""
+    row = await db.fetchone(
+        "SELECT id, game, status, outcome, reason, detail, created_at, started_at, "
+        "finished_at, origin, tournament_id, round, "
+        "(SELECT COUNT(*) FROM moves WHERE game_id = games.id) AS moves "
+        "FROM games WHERE id = ?", (game_id,))
+    if row is None:
+        return None
+    game = _dict(row)
+    game["seats"] = (await _seats(db, [game_id])).get(game_id, [])
+    return game
+
+
+async def running_games(db: Database, limit: int = 20) -> list[dict[str, Any]]:
+    """Games being played now, newest first, each with its seats and moves so far."""
+    found = await list_games(db, GameFilter(status="RUNNING", limit=limit))
+    if found:
+        marks = ",".join("?" * len(found))
+        counts = {row[0]: row[1] for row in await db.fetchall(
+            f"SELECT game_id, MAX(seq) FROM moves WHERE game_id IN ({marks}) GROUP BY game_id",
+            tuple(game["id"] for game in found))}
+        for game in found:
+            game["moves"] = counts.get(game["id"], 0)
+    return found
+
+
+async def bot_counts(db: Database) -> dict[str, tuple[int, int]]:
+    """Per game: (current bots, of which online).  Games without bots are left out."""
+    rows = await db.fetchall(
+        "SELECT game, COUNT(*), COALESCE(SUM(status = 'ONLINE'), 0) FROM bots "
+        "WHERE status IN ('ONLINE', 'OFFLINE') GROUP BY game")
+    return {row[0]: (row[1], row[2]) for row in rows}
+
+
+@dataclass(frozen=True)
+class ReplayStart:
+    """What replaying a game starts from."""
+
+    game: str
+    status: str
+    seed: int
+    settings: dict[str, Any]
+    players: tuple[str, ...]
+    """The seated bots' names in seat order."""
+
+
+def replay_start(conn: sqlite3.Connection, game_id: int) -> ReplayStart | None:
+    """A game's mnemonic, status, seed, settings and players (None if there is none)."""
+    row = conn.execute("SELECT game, status, seed, settings FROM games WHERE id = ?",
+                       (game_id,)).fetchone()
+    if row is None:
+        return None
+    players = tuple(name for (name,) in conn.execute(
+        "SELECT bots.name FROM seats JOIN bots ON bots.id = seats.bot_id "
+        "WHERE seats.game_id = ? ORDER BY seats.seat", (game_id,)))
+    return ReplayStart(row[0], row[1], row[2], json.loads(row[3]), players)
+
+
+def move_log(conn: sqlite3.Connection, game_id: int, after: int = 0,
+             upto: int | None = None) -> list[sqlite3.Row]:
+    """A game's move log after move ``after`` (up to ``upto``) in order, without the calls'
+    bodies (most of a log's bytes, which a replay does not need)."""
+    return list(conn.execute(
+        "SELECT seq, seat, move, latency_ms, fault, fault_detail, created_at FROM moves "
+        "WHERE game_id = ? AND seq > ? AND seq <= ? ORDER BY seq",
+        (game_id, after, 2**62 if upto is None else upto)))

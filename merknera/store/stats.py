@@ -55,3 +55,17 @@ async def head_to_head(db: Database, first: int, second: int) -> dict[str, Any]:
             "lost": tally["LOSS"], "no_result": tally["NONE"],
             "games": [{"id": row[0], "game": row[1], "result": row[2], "seat": row[3],
                        "finished_at": row[4]} for row in rows[:100]]}
+
+
+async def by_opponent(db: Database, bot_id: int, limit: int = 100) -> list[dict[str, Any]]:
+    """A bot's record against each bot it met in games with a result, most met first."""
+    rows = await db.fetchall(
+        "SELECT other.bot_id, bots.name, bots.version, COUNT(*) AS played, "
+        "SUM(mine.result = 'WIN'), SUM(mine.result = 'DRAW'), SUM(mine.result = 'LOSS') "
+        "FROM seats mine JOIN seats other ON other.game_id = mine.game_id "
+        "AND other.seat != mine.seat JOIN bots ON bots.id = other.bot_id "
+        "WHERE mine.bot_id = ? AND mine.result IN ('WIN', 'DRAW', 'LOSS') "
+        "GROUP BY other.bot_id ORDER BY played DESC, bots.name, other.bot_id LIMIT ?",
+        (bot_id, limit))
+    return [{"id": row[0], "name": row[1], "version": row[2], "played": row[3], "won": row[4],
+             "drawn": row[5], "lost": row[6]} for row in rows]

@@ -6,7 +6,6 @@ Bad query values get 400 and unknown ids 404, each with ``{"error": "<what was w
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 from collections.abc import Callable
@@ -14,16 +13,26 @@ from typing import Any
 
 from aiohttp import web
 
-from merknera.games import REGISTRY
-from merknera.scheduler import tournaments
+from merknera.games import REGISTRY, AnyGame
 from merknera.store import Database, logs, stats, users
 from merknera.store import bots as bot_store
 from merknera.store import tournaments as tournament_store
 from merknera.store.games import GameStatus
-from merknera.store.results import GameFilter, get_bot, get_game, leaderboard, list_bots, list_games
+from merknera.store.results import (
+    GameFilter,
+    get_bot,
+    get_game,
+    leaderboard,
+    list_bots,
+    list_games,
+    move_log,
+)
+from merknera.web import replay, views
 
 DB_KEY: web.AppKey[Callable[[], Database]] = web.AppKey("database")
 """How handlers reach the store: set once when the app is built, before the store opens."""
+GAMES_KEY: web.AppKey[Callable[[], dict[str, AnyGame]]] = web.AppKey("games")
+"""The hosted games set up with their assets (known once the platform has started)."""
 
 routes = web.RouteTableDef()
 
@@ -195,28 +204,31 @@ async def tournaments_index(request: web.Request) -> web.Response:
 @routes.get("/api/tournaments/{id}")
 async def tournament_detail(request: web.Request) -> web.Response:
     """A tournament: entrants, games by round, byes, and the table."""
-    db = request.app[DB_KEY]()
     tournament_id = _path_id(request)
-    found = await db.read(functools.partial(tournament_store.load,
-                                            tournament_id=tournament_id))
+    found = await views.tournament_detail(request.app[DB_KEY](), tournament_id)
     if found is None:
         raise _not_found(f"no tournament with id {tournament_id}")
-    names = {row[0]: {"name": row[1], "version": row[2]} for row in await db.fetchall(
-        "SELECT id, name, version FROM bots WHERE id IN (SELECT bot_id FROM "
-        "tournament_entrants WHERE tournament_id = ?)", (tournament_id,))}
-    return web.json_response({
-        "id": found.id, "game": found.game, "format": found.format, "rounds": found.rounds,
-        "total_rounds": tournaments.total_rounds(found), "round": found.round,
-        "status": found.status, "created_at": found.created_at,
-        "finished_at": found.finished_at,
-        "entrants": [{"id": bot_id, "seed": seed, **names.get(bot_id, {})}
-                     for seed, bot_id in enumerate(found.entrants, start=1)],
-        "games": [{"id": g.game_id, "round": g.round, "first": g.first, "second": g.second,
-                   "status": g.status, "result": g.result} for g in found.games],
-        "byes": [{"round": round_number, "bot": bot_id} for round_number, bot_id in found.byes],
-        "table": [{**dataclasses.asdict(row), **names.get(row.entrant, {})}
-                  for row in tournaments.table(found)],
-    })
+    return web.json_response(found)
+
+
+@routes.get("/api/games/{id}/replay")
+async def game_replay(request: web.Request) -> web.Response:
+    """A game move by move for viewers: the starting state, then a frame per row of the
+    move log with the state after it (while the game runs, what players may not know is
+    hidden)."""
+    game_id = _path_id(request)
+    header = await request.app[DB_KEY]().read(functools.partial(
+        replay.load_header, game_id=game_id, games=request.app[GAMES_KEY]()))
+    if header is None:
+        raise _not_found(f"no game with id {game_id}")
+    replayer = replay.Replayer(header, reveal=header.status == "FINISHED")
+    rows = await request.app[DB_KEY]().read(functools.partial(move_log,
+                                                              game_id=game_id))
+    body = {"id": game_id, "status": header.status, **replayer.start(),
+            "frames": replayer.frames(rows), "error": replayer.error}
+    response = web.json_response(body, dumps=_json)
+    response.enable_compression()
+    return response
 
 
 @routes.get("/api/games-hosted")

@@ -305,6 +305,27 @@ class Scrabble(Game[ScrabbleState, ScrabbleMove]):
             return {"type": "EXCHANGE", "count": len(tiles) if isinstance(tiles, list) else 0}
         return wire
 
+    def spectator_view(self, state: ScrabbleState, reveal: bool) -> JSON:
+        """The board, the scores and how many tiles each rack and the bag hold; the racks'
+        letters only once ``reveal``; never the bag's order or its seed."""
+        view = state_to_json(state, self.layout.cols)
+        assert isinstance(view, dict)
+        del view["bag"], view["bagseed"]
+        view["bagcount"] = len(state.bag)
+        view["racksizes"] = [len(rack) for rack in state.racks]
+        if not reveal:
+            del view["racks"]
+        return view
+
+    def spectator_setup(self) -> JSONObject:
+        """The premium squares (rows of ``""``, ``DL``, ``TL``, ``DW``, ``TW``), the start
+        square and the tiles' points."""
+        layout, tiles = self.layout, self.tiles
+        return {"squares": [list(row) for row in layout.squares],
+                "start": list(layout.start),
+                "points": {letter: points for letter, points in tiles.points.items()
+                           if letter.isupper() or letter == "*"}}
+
     def describe_move(self, state: ScrabbleState, seat: Seat, move: ScrabbleMove) -> str:
         """``"PLAY HOUSE at H8 across for 24"``, ``"EXCHANGE 3 tiles"`` or ``"PASS"``.
 

@@ -1,0 +1,235 @@
+"""The OpenAPI 3.1 document of the JSON API, served at ``/api/openapi.json``.
+
+Written by hand, next to the handlers it describes; a test checks that every route under
+``/api/`` is in it with its method, and nothing else is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from merknera import __version__
+from merknera.games import REGISTRY
+from merknera.store.games import GameStatus
+
+routes = web.RouteTableDef()
+
+JSONSchema = dict[str, Any]
+
+
+def _ref(name: str) -> JSONSchema:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _query(name: str, description: str, schema: JSONSchema,
+           required: bool = False) -> JSONSchema:
+    return {"name": name, "in": "query", "required": required, "description": description,
+            "schema": schema}
+
+
+_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}
+_GAME = {"type": "string", "enum": sorted(REGISTRY)}
+_LIMIT = {"type": "integer", "minimum": 1}
+
+
+def _ok(description: str, schema: JSONSchema) -> JSONSchema:
+    return {"200": {"description": description,
+                    "content": {"application/json": {"schema": schema}}}}
+
+
+def _errors(*statuses: int) -> JSONSchema:
+    what = {400: "A query value is not usable", 401: "No token was sent",
+            403: "The token may not do this", 404: "No such id",
+            409: "The change is not possible now", 503: "Too many live streams are open"}
+    return {str(status): {"description": what[status],
+                          "content": {"application/json": {"schema": _ref("Error")}}}
+            for status in statuses}
+
+
+def _get(summary: str, ok: JSONSchema, *, parameters: list[JSONSchema] | None = None,
+         errors: tuple[int, ...] = (), tag: str = "results") -> JSONSchema:
+    return {"get": {"summary": summary, "tags": [tag], "parameters": parameters or [],
+                    "responses": {**ok, **_errors(*errors)}}}
+
+
+def _event_stream(description: str) -> JSONSchema:
+    return {"200": {"description": description,
+                    "content": {"text/event-stream": {"schema": {"type": "string"}}}}}
+
+
+def _admin(summary: str, *, method: str = "post", body: JSONSchema | None = None,
+           parameters: list[JSONSchema] | None = None) -> JSONSchema:
+    operation: JSONSchema = {
+        "summary": summary, "tags": ["admin"], "security": [{"admin": []}],
+        "parameters": parameters or [],
+        "responses": {**_ok("Done", {"type": "object"}), **_errors(400, 401, 403, 404, 409)}}
+    if body is not None:
+        operation["requestBody"] = {"required": True,
+                                    "content": {"application/json": {"schema": body}}}
+    return {method: operation}
+
+
+_SCHEMAS: dict[str, JSONSchema] = {
+    "Error": {"type": "object", "required": ["error"],
+              "properties": {"error": {"type": "string", "description": "What was wrong"}}},
+    "Rating": {"type": "object", "description": "OpenSkill Plackett-Luce rating",
+               "properties": {"mu": {"type": "number"}, "sigma": {"type": "number"},
+                              "conservative": {"type": "number",
+                                               "description": "mu - 3 sigma (ranks bots)"},
+                              "low": {"type": "number", "description": "mu - 1.96 sigma"},
+                              "high": {"type": "number", "description": "mu + 1.96 sigma"},
+                              "rated_games": {"type": "integer"}}},
+    "Bot": {"type": "object", "properties": {
+        "id": {"type": "integer"}, "name": {"type": "string"}, "version": {"type": "string"},
+        "game": _GAME, "owner": {"type": "string"},
+        "status": {"type": "string", "enum": ["ONLINE", "OFFLINE", "SUPERSEDED", "DISABLED"]},
+        "language": {"type": "string"}, "website": {"type": "string"},
+        "description": {"type": "string"}, "created_at": {"type": "string"},
+        "last_seen_at": {"type": ["string", "null"]}, "played": {"type": "integer"},
+        "won": {"type": "integer"}, "drawn": {"type": "integer"}, "lost": {"type": "integer"},
+        "score": {"type": "number", "description": "percent: a win 1, a draw 1/2"},
+        "rating": _ref("Rating")}},
+    "Seat": {"type": "object", "properties": {
+        "seat": {"type": "integer"}, "bot_id": {"type": "integer"}, "name": {"type": "string"},
+        "version": {"type": "string"},
+        "result": {"type": ["string", "null"], "enum": ["WIN", "DRAW", "LOSS", "NONE", None]},
+        "rank": {"type": ["integer", "null"]}, "score": {"type": ["number", "null"]}}},
+    "GameSummary": {"type": "object", "properties": {
+        "id": {"type": "integer"}, "game": _GAME,
+        "status": {"type": "string", "enum": list(GameStatus.__members__)},
+        "outcome": {"type": ["string", "null"], "enum": ["WIN", "DRAW", "NO_RESULT", None]},
+        "reason": {"type": ["string", "null"]}, "detail": {"type": ["string", "null"]},
+        "created_at": {"type": "string"}, "started_at": {"type": ["string", "null"]},
+        "finished_at": {"type": ["string", "null"]},
+        "seats": {"type": "array", "items": _ref("Seat")}}},
+    "Move": {"type": "object", "description": "One call for a move: a move or a fault",
+             "properties": {
+                 "seq": {"type": "integer"}, "seat": {"type": "integer",
+                                                      "description": "-1 for chance"},
+                 "move": {}, "request": {}, "reply": {},
+                 "latency_ms": {"type": ["number", "null"]},
+                 "fault": {"type": ["string", "null"]},
+                 "fault_detail": {"type": ["string", "null"]},
+                 "created_at": {"type": "string"}}},
+    "Frame": {"type": "object", "description": "A row of the move log and the state after it",
+              "properties": {
+                  "seq": {"type": "integer"}, "seat": {"type": "integer"}, "move": {},
+                  "text": {"type": "string"}, "latency_ms": {"type": ["number", "null"]},
+                  "fault": {"type": ["string", "null"]},
+                  "fault_detail": {"type": ["string", "null"]}, "at": {"type": "string"},
+                  "state": {"description": "The spectator's view; null: unchanged (a fault)"}}},
+}
+
+DOCUMENT: JSONSchema = {
+    "openapi": "3.1.0",
+    "info": {"title": "Merknera", "version": __version__,
+             "description": "The results API of a Merknera arena: bots, games with their move "
+                            "logs and replays, ratings, tournaments, live events, and the "
+                            "admin calls. Bots speak JSON-RPC at POST /rpc (see /protocol)."},
+    "tags": [{"name": "results"}, {"name": "live"}, {"name": "admin"}],
+    "components": {
+        "schemas": _SCHEMAS,
+        "securitySchemes": {
+            "owner": {"type": "http", "scheme": "bearer",
+                      "description": "A user's API token (merknera user add)"},
+            "admin": {"type": "http", "scheme": "bearer",
+                      "description": "The admin_token of the platform's config"}}},
+    "paths": {
+        "/api/bots": _get(
+            "Bots with their records and ratings",
+            _ok("Bots", {"type": "object", "properties": {
+                "bots": {"type": "array", "items": _ref("Bot")}}}),
+            parameters=[_query("game", "Only this game", _GAME),
+                        _query("all", "1: superseded versions too", {"type": "string"})],
+            errors=(400,)),
+        "/api/bots/{id}": _get(
+            "One bot version: record, rating history, versions, latest games, latency, "
+            "faults by kind", _ok("The bot", _ref("Bot")), parameters=[_ID], errors=(404,)),
+        "/api/bots/{id}/log": {"get": {
+            "summary": "The bot's log, for its owner", "tags": ["results"],
+            "security": [{"owner": []}],
+            "parameters": [_ID, _query("limit", "At most this many entries", _LIMIT),
+                           _query("before", "Entries older than this id", _LIMIT)],
+            "responses": {**_ok("The log", {"type": "object"}),
+                          **_errors(400, 401, 403, 404)}}},
+        "/api/games": _get(
+            "Games, newest first",
+            _ok("Games", {"type": "object", "properties": {
+                "games": {"type": "array", "items": _ref("GameSummary")}}}),
+            parameters=[_query("game", "Only this game", _GAME),
+                        _query("bot", "Only games of this bot id", _LIMIT),
+                        _query("status", "Only games in this status",
+                               {"type": "string", "enum": list(GameStatus.__members__)}),
+                        _query("limit", "At most this many (500)", _LIMIT),
+                        _query("before", "Games with a smaller id", _LIMIT)],
+            errors=(400,)),
+        "/api/games/{id}": _get(
+            "A game with every call of its move log (hidden while it runs: the seed and the "
+            "calls' bodies)",
+            _ok("The game", {"allOf": [_ref("GameSummary"), {"type": "object", "properties": {
+                "moves": {"type": "array", "items": _ref("Move")}}}]}),
+            parameters=[_ID], errors=(404,)),
+        "/api/games/{id}/replay": _get(
+            "A game move by move for viewers: the starting state and a frame per move",
+            _ok("The replay", {"type": "object", "properties": {
+                "game": _GAME, "status": {"type": "string"},
+                "players": {"type": "array", "items": {"type": "string"}},
+                "setup": {"type": "object"}, "state": {}, "reveal": {"type": "boolean"},
+                "frames": {"type": "array", "items": _ref("Frame")},
+                "error": {"type": ["string", "null"]}}}),
+            parameters=[_ID], errors=(404,)),
+        "/api/games/{id}/live": _get(
+            "Server-sent events: the game's frames as they are stored (event 'frame', id = "
+            "the move number), then 'end'",
+            _event_stream("An event stream"),
+            parameters=[_ID, _query("after", "Resume after this move number (or send "
+                                             "Last-Event-ID)", {"type": "integer"})],
+            errors=(400, 404, 503), tag="live"),
+        "/api/live": _get(
+            "Server-sent events: the home page's running games and latest results as HTML "
+            "(event 'home')", _event_stream("An event stream"), errors=(503,), tag="live"),
+        "/api/leaderboard": _get(
+            "The current bots of a game ranked by rating, with intervals and tie bands",
+            _ok("The leaderboard", {"type": "object", "properties": {
+                "game": _GAME, "bots": {"type": "array", "items": {"allOf": [
+                    _ref("Bot"), {"type": "object", "properties": {
+                        "rank": {"type": "integer"}, "band": {"type": "integer"},
+                        "tied_with_next": {"type": "boolean"}}}]}}}}),
+            parameters=[_query("game", "The game", _GAME, required=True)], errors=(400,)),
+        "/api/head-to-head": _get(
+            "Two bots' finished games against each other, from a's view",
+            _ok("The record", {"type": "object"}),
+            parameters=[_query("a", "A bot id", _LIMIT, required=True),
+                        _query("b", "Another bot id", _LIMIT, required=True)],
+            errors=(400, 404)),
+        "/api/tournaments": _get("Tournaments, newest first", _ok("Tournaments", {
+            "type": "object", "properties": {"tournaments": {"type": "array"}}})),
+        "/api/tournaments/{id}": _get(
+            "A tournament: entrants, games by round, byes and the table",
+            _ok("The tournament", {"type": "object"}), parameters=[_ID], errors=(404,)),
+        "/api/games-hosted": _get("The games this platform hosts",
+                                  _ok("Games", {"type": "object"})),
+        "/api/openapi.json": _get("This document", _ok("OpenAPI 3.1", {"type": "object"})),
+        "/api/admin/bots/{id}/disable": _admin(
+            "Take a bot out of play", parameters=[_ID],
+            body={"type": "object", "properties": {"reason": {"type": "string"}}}),
+        "/api/admin/bots/{id}/enable": _admin("Put a disabled bot back", parameters=[_ID]),
+        "/api/admin/ladder": _admin("The ladder's state", method="get"),
+        "/api/admin/ladder/pause": _admin("Pause the ladder"),
+        "/api/admin/ladder/resume": _admin("Resume the ladder"),
+        "/api/admin/tournaments": _admin(
+            "Create a tournament",
+            body={"type": "object", "required": ["game", "format", "rounds"], "properties": {
+                "game": _GAME, "format": {"type": "string", "enum": ["round-robin", "swiss"]},
+                "rounds": {"type": "integer", "minimum": 1},
+                "bots": {"type": "array", "items": {"type": "integer"}}}}),
+    },
+}
+
+
+@routes.get("/api/openapi.json")
+async def openapi_document(_request: web.Request) -> web.Response:
+    """The OpenAPI document of this API."""
+    return web.json_response(DOCUMENT)

@@ -1,0 +1,170 @@
+"""The pages in headless Chromium against a store of real games: each page loads without a
+script error, replays of every game step, play and jump, a live game advances as its moves
+are made, a hostile bot name stays text, and pages fit a phone's width.  Screenshots go to
+``test-artifacts/web/``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiohttp
+from playwright.async_api import Browser, Page, expect
+
+from merknera.games import REGISTRY
+from tests.web.conftest import Site, Watched, open_page
+from tests.web.store_builder import HOSTILE_DESCRIPTION, HOSTILE_NAME, HOSTILE_WEBSITE
+
+
+async def get_json(site: Site, path: str) -> Any:
+    async with aiohttp.ClientSession() as session, session.get(site.at(path)) as response:
+        assert response.status == 200, path
+        return await response.json()
+
+
+async def index_of(page: Page) -> int:
+    """How many frames the replay shows."""
+    return int(await page.locator("#replay").get_attribute("data-index") or -1)
+
+
+async def test_home_and_every_leaderboard(site: Site, page: Watched) -> None:
+    await page.page.goto(site.at("/"))
+    await expect(page.page.locator(".cards .card")).to_have_count(len(REGISTRY))
+    recent = await get_json(site, "/api/games?status=FINISHED&limit=15")
+    await expect(page.page.locator("#live table.games").nth(1).locator("tbody tr")).to_have_count(
+        len(recent["games"]))
+    await page.shot("home")
+    for mnemonic in REGISTRY:
+        await page.page.goto(site.at(f"/leaderboard/{mnemonic}"))
+        rows = (await get_json(site, f"/api/leaderboard?game={mnemonic}"))["bots"]
+        await expect(page.page.locator("h1")).to_contain_text(REGISTRY[mnemonic].name)
+        await expect(page.page.locator("table.leaderboard tbody tr")).to_have_count(len(rows))
+        await expect(page.page.locator("svg.interval")).to_have_count(len(rows))
+        first = page.page.locator("table.leaderboard tbody tr").first
+        await expect(first.locator("a.bot")).to_have_text(rows[0]["name"])
+    await page.shot("leaderboard-tictactoe")
+
+
+async def test_a_hostile_bot_shows_as_text_and_its_owner_reads_its_log(
+        site: Site, page: Watched) -> None:
+    bots = (await get_json(site, "/api/bots?game=TICTACTOE"))["bots"]
+    hostile = next(bot for bot in bots if bot["name"] == HOSTILE_NAME)
+    await page.page.goto(site.at(f"/bots/{hostile['id']}"))
+    await expect(page.page.locator("h1")).to_contain_text(HOSTILE_NAME)
+    await expect(page.page.locator(".description")).to_have_text(HOSTILE_DESCRIPTION)
+    await expect(page.page.locator(".lead")).to_contain_text(HOSTILE_WEBSITE)
+    await expect(page.page.locator(f'a[href="{HOSTILE_WEBSITE}"]')).to_have_count(0)
+    assert await page.page.evaluate("document.querySelectorAll('img').length") == 0
+    await expect(page.page.locator(".chart polyline.mu")).to_have_count(1)
+    # The log: refused with a wrong token, shown with the owner's.
+    page.allowed.append("403")
+    await page.page.fill("#log-token", "not-the-token")
+    await page.page.click("#log-form button[type=submit]")
+    await expect(page.page.locator("#log-status")).to_contain_text("only the bot's owner")
+    await page.page.fill("#log-token", site.token)
+    await page.page.click("#log-form button[type=submit]")
+    await expect(page.page.locator("#log-entries li").first).to_be_visible()
+    await expect(page.page.locator("#log-entries")).to_contain_text("Registered")
+    await page.shot("bot-hostile")
+    # The leaderboard and the home page show the name as text too.
+    for path in ("/leaderboard/TICTACTOE", "/"):
+        await page.page.goto(site.at(path))
+        await expect(page.page.get_by_text(HOSTILE_NAME, exact=True).first).to_be_visible()
+
+
+async def step_through(page: Page, frames: int) -> None:
+    """Every control of the replay, checked by the frame it lands on."""
+    await expect(page.locator("#position")).to_have_text(f"{frames} / {frames}")
+    await page.click('[data-act="first"]')
+    assert await index_of(page) == 0
+    await page.click('[data-act="next"]')
+    await page.click('[data-act="next"]')
+    assert await index_of(page) == min(2, frames)
+    await page.click('[data-act="prev"]')
+    assert await index_of(page) == min(2, frames) - 1
+    await page.keyboard.press("End")
+    assert await index_of(page) == frames
+    await page.keyboard.press("ArrowLeft")
+    assert await index_of(page) == frames - 1
+    middle = frames // 2
+    await page.locator("#scrub").evaluate(
+        "(el, v) => { el.value = v; el.dispatchEvent(new Event('input')); }", middle)
+    assert await index_of(page) == middle
+    chosen = min(3, frames)
+    await page.locator("#moves li").nth(chosen - 1).click()
+    assert await index_of(page) == chosen
+    await expect(page.locator("#moves li.current-move")).to_have_count(1)
+    await page.click('[data-act="first"]')
+    await page.click('[data-act="play"]')  # plays on by itself
+    await expect(page.locator("#replay")).not_to_have_attribute("data-index", "0")
+    await page.click('[data-act="play"]')  # pauses
+    paused = await index_of(page)
+    await page.wait_for_timeout(900)
+    assert await index_of(page) == paused
+
+
+async def test_every_game_replays_move_by_move(site: Site, page: Watched) -> None:
+    games = (await get_json(site, "/api/games?status=FINISHED&limit=500"))["games"]
+    seen: set[str] = set()
+    for summary in games:
+        if summary["game"] in seen:
+            continue
+        seen.add(summary["game"])
+        replay = await get_json(site, f"/api/games/{summary['id']}/replay")
+        frames = len(replay["frames"])
+        await page.page.goto(site.at(f"/games/{summary['id']}"))
+        board = page.page.locator(f"#board .board-{summary['game'].lower()}")
+        await expect(board).to_have_count(1)
+        await step_through(page.page, frames)
+        await page.page.keyboard.press("End")
+        await page.shot(f"game-{summary['game'].lower()}")
+    assert seen == set(REGISTRY)
+
+
+async def test_a_tictactoe_board_shows_each_frames_marks(site: Site, page: Watched) -> None:
+    games = (await get_json(site, "/api/games?game=TICTACTOE&status=FINISHED"))["games"]
+    replay = await get_json(site, f"/api/games/{games[0]['id']}/replay")
+    await page.page.goto(site.at(f"/games/{games[0]['id']}?step=0"))
+    cells = page.page.locator("#board [data-cell]")
+    await expect(cells).to_have_count(9)
+    states = [replay["state"]] + [frame["state"] for frame in replay["frames"]]
+    for step, state in enumerate(states):
+        if step:
+            await page.page.click('[data-act="next"]')
+        marks = await cells.evaluate_all("cells => cells.map(c => c.textContent.trim())")
+        assert marks == state, (step, marks, state)
+
+
+async def test_tournament_protocol_and_error_pages(site: Site, page: Watched) -> None:
+    tournament = await get_json(site, "/api/tournaments/1")
+    await page.page.goto(site.at("/tournaments/1"))
+    await expect(page.page.locator("table.standings tbody tr")).to_have_count(
+        len(tournament["entrants"]))
+    await expect(page.page.locator(".pairings li")).to_have_count(
+        len(tournament["games"]) + len(tournament["byes"]))
+    await page.shot("tournament")
+    await page.page.goto(site.at("/protocol"))
+    await expect(page.page.locator("h2#register")).to_be_visible()
+    await expect(page.page.locator(".downloads a[href='/downloads/bots/kit.py']")).to_have_count(1)
+    await page.shot("protocol")
+    page.allowed.append("404")
+    response = await page.page.goto(site.at("/games/424242"))
+    assert response is not None and response.status == 404
+    await expect(page.page.locator("h1")).to_have_text("404 · Not Found")
+    await page.shot("not-found")
+
+
+async def test_pages_fit_a_phone(site: Site, browser: Browser) -> None:
+    phone = await open_page(browser, width=390, height=844)
+    game = (await get_json(site, "/api/games?game=SCRABBLE&status=FINISHED"))["games"][0]
+    bot = game["seats"][0]["bot_id"]
+    for path in ("/", "/leaderboard/SCRABBLE", f"/bots/{bot}", f"/games/{game['id']}",
+                 "/tournaments/1", "/protocol"):
+        await phone.page.goto(site.at(path))
+        await phone.page.wait_for_load_state("networkidle")
+        overflow = await phone.page.evaluate(
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 0, f"{path} is {overflow} px wider than the phone"
+        name = path.strip("/").replace("/", "-") or "home"
+        await phone.shot(f"phone-{name}")
+    assert phone.unexpected() == []
+
