@@ -259,7 +259,8 @@ class GameRunner:
         arena, game = self._arena, play.game
         bot = self._bot(play, seat)
         params: JSONObject = {game.id_param: self._game_id, "players": play.seats}
-        params.update(arena.assets.descriptors(game.mnemonic, arena.config.base_url))
+        if game.assets:
+            params.update(arena.assets.descriptors(game.mnemonic, arena.config.base_url))
         params.update(game.new_game_params(play.state, seat))
         reply = await arena.client.call(
             bot.endpoint, bot.secret, f"{game.prefix}.{game.new_game_method}", params,
