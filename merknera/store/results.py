@@ -247,6 +247,7 @@ async def bot_counts(db: Database) -> dict[str, tuple[int, int]]:
 class ReplayStart:
     """What replaying a game starts from."""
 
+    id: int
     game: str
     status: str
     seed: int
@@ -264,7 +265,7 @@ def replay_start(conn: sqlite3.Connection, game_id: int) -> ReplayStart | None:
     players = tuple(name for (name,) in conn.execute(
         "SELECT bots.name FROM seats JOIN bots ON bots.id = seats.bot_id "
         "WHERE seats.game_id = ? ORDER BY seats.seat", (game_id,)))
-    return ReplayStart(row[0], row[1], row[2], json.loads(row[3]), players)
+    return ReplayStart(game_id, row[0], row[1], row[2], json.loads(row[3]), players)
 
 
 def move_log(conn: sqlite3.Connection, game_id: int, after: int = 0,

@@ -221,10 +221,10 @@ async def game_replay(request: web.Request) -> web.Response:
         replay.load_header, game_id=game_id, games=request.app[GAMES_KEY]()))
     if header is None:
         raise _not_found(f"no game with id {game_id}")
-    replayer = replay.Replayer(header, reveal=header.status == "FINISHED")
+    replayer = replay.Replayer(header, reveal=header.start.status == "FINISHED")
     rows = await request.app[DB_KEY]().read(functools.partial(move_log,
                                                               game_id=game_id))
-    body = {"id": game_id, "status": header.status, **replayer.start(),
+    body = {"id": game_id, "status": header.start.status, **replayer.start(),
             "frames": replayer.frames(rows), "error": replayer.error}
     response = web.json_response(body, dumps=_json)
     response.enable_compression()

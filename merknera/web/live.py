@@ -134,23 +134,26 @@ async def game_live(request: web.Request) -> web.StreamResponse:
         if after:  # the rows the client has seen already: applied, not sent
             replayer.frames(await db.read(functools.partial(
                 move_log, game_id=game_id, upto=after)))
-        while True:
-            rows = await db.read(functools.partial(move_log, game_id=game_id,
-                                                   after=replayer.seq))
-            for frame in replayer.frames(rows):
-                await response.write(_event("frame", json.dumps(frame, ensure_ascii=False),
-                                            frame["seq"]))  # type: ignore[arg-type]
-            status = await db.fetchval("SELECT status FROM games WHERE id = ?", (game_id,))
-            if status == "FINISHED":
-                await response.write(_event("end", json.dumps({"status": status})))
-                break
-            await response.write(b": still here\n\n")
+        def about_this_game(event: Event) -> bool:
+            return isinstance(event, MovePlayed | GameFinished) and event.game_id == game_id
 
-            def about_this_game(event: Event) -> bool:
-                return isinstance(event, MovePlayed | GameFinished) and event.game_id == game_id
-
-            if not await _wait(queue, streams.closing, about_this_game, POLL_SECONDS):
-                break
+        # A client that went away ends the stream at its next write.
+        with contextlib.suppress(ConnectionResetError):
+            while True:
+                rows = await db.read(functools.partial(move_log, game_id=game_id,
+                                                       after=replayer.seq))
+                frames = replayer.frames(rows)
+                for row, frame in zip(rows, frames, strict=False):
+                    await response.write(_event(
+                        "frame", json.dumps(frame, ensure_ascii=False), row["seq"]))
+                status = await db.fetchval("SELECT status FROM games WHERE id = ?", (game_id,))
+                if status == "FINISHED":
+                    await response.write(_event("end", json.dumps({"status": status})))
+                    break
+                if not frames:
+                    await response.write(b": still here\n\n")
+                if not await _wait(queue, streams.closing, about_this_game, POLL_SECONDS):
+                    break
     return response
 
 
@@ -163,18 +166,18 @@ async def home_live(request: web.Request) -> web.StreamResponse:
     streams = request.app[STREAMS_KEY]
     async with streams.slot(), request.app[EVENTS_KEY].listen() as queue:
         response = await _open_stream(request)
-        while True:
-            html = await render_home_live(request, db)
-            await response.write(_event("home", html))
 
-            def anything(event: Event) -> bool:
-                return isinstance(event, MovePlayed | GameFinished | BotStatusChanged)
+        def anything(event: Event) -> bool:
+            return isinstance(event, MovePlayed | GameFinished | BotStatusChanged)
 
-            if not await _wait(queue, streams.closing, anything, POLL_SECONDS * 6):
-                break
-            await asyncio.sleep(HOME_COALESCE)
-            while not queue.empty():  # everything that came meanwhile is in this update
-                queue.get_nowait()
+        with contextlib.suppress(ConnectionResetError):
+            while True:
+                await response.write(_event("home", await render_home_live(request, db)))
+                if not await _wait(queue, streams.closing, anything, POLL_SECONDS * 6):
+                    break
+                await asyncio.sleep(HOME_COALESCE)
+                while not queue.empty():  # everything that came meanwhile is in this update
+                    queue.get_nowait()
     return response
 
 

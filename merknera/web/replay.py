@@ -25,17 +25,14 @@ from merknera.store import results
 
 log = logging.getLogger(__name__)
 
+
 @dataclass(frozen=True)
 class GameHeader:
-    """What a replay starts from: the game's rules, its seed and settings, its players."""
+    """What a replay starts from: the stored game's seed, settings and players, and the
+    rules it is played by."""
 
-    id: int
+    start: results.ReplayStart
     game: AnyGame
-    status: str
-    seed: int
-    settings: dict[str, JSON]
-    players: tuple[str, ...]
-    """The seated bots' names in seat order (what the game was started with)."""
 
 
 def load_header(conn: sqlite3.Connection, game_id: int,
@@ -45,8 +42,7 @@ def load_header(conn: sqlite3.Connection, game_id: int,
     found = results.replay_start(conn, game_id)
     if found is None or found.game not in games:
         return None
-    return GameHeader(game_id, games[found.game], found.status, found.seed, found.settings,
-                      found.players)
+    return GameHeader(found, games[found.game])
 
 
 class Replayer:
@@ -59,9 +55,9 @@ class Replayer:
     def __init__(self, header: GameHeader, reveal: bool) -> None:
         self.header = header
         self.reveal = reveal
-        game = header.game
-        self._state: Any = game.new({**game.default_settings, **header.settings},
-                                    list(header.players), random.Random(header.seed))
+        game, start = header.game, header.start
+        self._state: Any = game.new({**game.default_settings, **start.settings},
+                                    list(start.players), random.Random(start.seed))
         self.seq = 0
         """The last row applied."""
         self.error: str | None = None
@@ -70,7 +66,8 @@ class Replayer:
         """What a viewer needs before the first frame: the game, its players, the setup
         facts, and the starting state."""
         game = self.header.game
-        return {"game": game.mnemonic, "name": game.name, "players": list(self.header.players),
+        return {"game": game.mnemonic, "name": game.name,
+                "players": list(self.header.start.players),
                 "setup": game.spectator_setup(), "reveal": self.reveal,
                 "state": game.spectator_view(self._state, self.reveal)}
 
@@ -86,7 +83,7 @@ class Replayer:
             except (MoveError, ValueError, TypeError, KeyError) as exc:
                 self.error = (f"move {row['seq']} does not replay under the current rules: "
                               f"{exc}")
-                log.warning("game %d: %s", self.header.id, self.error)
+                log.warning("game %d: %s", self.header.start.id, self.error)
         return made
 
     def _frame(self, row: sqlite3.Row) -> JSONObject:
