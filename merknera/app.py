@@ -24,7 +24,7 @@ from merknera.scheduler.readiness import Readiness, ReadyService
 from merknera.scheduler.registration import Registrar
 from merknera.scheduler.tournaments import Director
 from merknera.store import Database, ratings
-from merknera.web import admin, api, live, openapi, pages, site
+from merknera.web import admin, api, live, openapi, pages, replay, site
 
 log = logging.getLogger(__name__)
 
@@ -172,6 +172,8 @@ def build_app(config: Config, platform: Platform | None = None) -> web.Applicati
     app[PLATFORM_KEY] = platform
     app[api.DB_KEY] = lambda: platform.db
     app[api.GAMES_KEY] = lambda: platform.games
+    app[api.REPLAYS_KEY] = replay.ReplayCache()
+    app[api.PUBLIC_URL_KEY] = config.public_url.rstrip("/")
     app[admin.OPS_KEY] = lambda: platform
     app[live.EVENTS_KEY] = platform.events
     streams = app[live.STREAMS_KEY] = live.Streams()

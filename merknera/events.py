@@ -58,26 +58,38 @@ Event = GameFinished | MovePlayed | BotStatusChanged
 
 
 class EventBus:
-    """Fan-out of events to any number of listeners."""
+    """Fan-out of events to any number of listeners: to every event, or to one game's."""
 
     def __init__(self, backlog: int = 1000) -> None:
         self._backlog = backlog
         self._queues: set[asyncio.Queue[Event]] = set()
+        self._by_game: dict[int, set[asyncio.Queue[Event]]] = {}
 
     def publish(self, event: Event) -> None:
-        """Hand an event to every listener, dropping its oldest if it is full."""
+        """Hand an event to every listener it concerns, dropping a full queue's oldest."""
         for queue in self._queues:
-            if queue.full():
-                with contextlib.suppress(asyncio.QueueEmpty):
-                    queue.get_nowait()
-            queue.put_nowait(event)
+            _put(queue, event)
+        if not isinstance(event, BotStatusChanged):
+            for queue in self._by_game.get(event.game_id, ()):
+                _put(queue, event)
 
     @contextlib.asynccontextmanager
-    async def listen(self) -> AsyncIterator[asyncio.Queue[Event]]:
-        """A queue receiving every event published while the context is open."""
+    async def listen(self, game_id: int | None = None) -> AsyncIterator[asyncio.Queue[Event]]:
+        """A queue receiving every event published while the context is open, or only the
+        events of one game (a game's live page: it must not wake for every other game)."""
         queue: asyncio.Queue[Event] = asyncio.Queue(self._backlog)
-        self._queues.add(queue)
+        found = self._queues if game_id is None else self._by_game.setdefault(game_id, set())
+        found.add(queue)
         try:
             yield queue
         finally:
-            self._queues.discard(queue)
+            found.discard(queue)
+            if game_id is not None and not found:
+                self._by_game.pop(game_id, None)
+
+
+def _put(queue: asyncio.Queue[Event], event: Event) -> None:
+    if queue.full():
+        with contextlib.suppress(asyncio.QueueEmpty):
+            queue.get_nowait()
+    queue.put_nowait(event)

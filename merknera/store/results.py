@@ -276,3 +276,9 @@ def move_log(conn: sqlite3.Connection, game_id: int, after: int = 0,
         "SELECT seq, seat, move, latency_ms, fault, fault_detail, created_at FROM moves "
         "WHERE game_id = ? AND seq > ? AND seq <= ? ORDER BY seq",
         (game_id, after, 2**62 if upto is None else upto)))
+
+
+async def game_status(db: Database, game_id: int) -> str | None:
+    """A game's status (PENDING, RUNNING, FINISHED), or None if there is no such game."""
+    found: str | None = await db.fetchval("SELECT status FROM games WHERE id = ?", (game_id,))
+    return found

@@ -18,6 +18,13 @@ def _percentile(values: list[float], fraction: float) -> float:
     return values[index]
 
 
+_AGAINST = ("CASE WHEN {mine}.rank IS NULL OR {other}.rank IS NULL THEN 'NONE' "
+            "WHEN {mine}.rank < {other}.rank THEN 'WIN' WHEN {mine}.rank = {other}.rank "
+            "THEN 'DRAW' ELSE 'LOSS' END")
+"""One seat's result against another seat of the same game, by their places (0 is first):
+in a game of three or more, two bots that both lost to a third still placed apart."""
+
+
 async def bot_figures(db: Database, bot_id: int) -> dict[str, Any]:
     """A bot's move latency (p50/p95 of its latest replies, in ms) and faults by kind."""
     rows = await db.fetchall(
@@ -43,7 +50,8 @@ async def bot_figures(db: Database, bot_id: int) -> dict[str, Any]:
 async def head_to_head(db: Database, first: int, second: int) -> dict[str, Any]:
     """The finished games between two bots, from the first one's view."""
     rows = await db.fetchall(
-        "SELECT games.id, games.game, a.result, a.seat, games.finished_at FROM games "
+        f"SELECT games.id, games.game, {_AGAINST.format(mine='a', other='b')}, a.seat, "
+        "games.finished_at FROM games "
         "JOIN seats a ON a.game_id = games.id AND a.bot_id = ? "
         "JOIN seats b ON b.game_id = games.id AND b.bot_id = ? "
         "WHERE games.status = 'FINISHED' ORDER BY games.id DESC", (first, second))
@@ -59,12 +67,13 @@ async def head_to_head(db: Database, first: int, second: int) -> dict[str, Any]:
 
 async def by_opponent(db: Database, bot_id: int, limit: int = 100) -> list[dict[str, Any]]:
     """A bot's record against each bot it met in games with a result, most met first."""
+    against = _AGAINST.format(mine="mine", other="other")
     rows = await db.fetchall(
         "SELECT other.bot_id, bots.name, bots.version, COUNT(*) AS played, "
-        "SUM(mine.result = 'WIN'), SUM(mine.result = 'DRAW'), SUM(mine.result = 'LOSS') "
+        f"SUM({against} = 'WIN'), SUM({against} = 'DRAW'), SUM({against} = 'LOSS') "
         "FROM seats mine JOIN seats other ON other.game_id = mine.game_id "
         "AND other.seat != mine.seat JOIN bots ON bots.id = other.bot_id "
-        "WHERE mine.bot_id = ? AND mine.result IN ('WIN', 'DRAW', 'LOSS') "
+        "WHERE mine.bot_id = ? AND mine.rank IS NOT NULL "
         "GROUP BY other.bot_id ORDER BY played DESC, bots.name, other.bot_id LIMIT ?",
         (bot_id, limit))
     return [{"id": row[0], "name": row[1], "version": row[2], "played": row[3], "won": row[4],

@@ -98,8 +98,18 @@ def finish(conn: sqlite3.Connection, tournament_id: int) -> None:
                  (now(), tournament_id))
 
 
-def listing(conn: sqlite3.Connection) -> list[dict[str, object]]:
-    """Every tournament, newest first, without its games."""
+def listing(conn: sqlite3.Connection, limit: int = -1) -> list[dict[str, object]]:
+    """Every tournament (the newest ``limit`` of them), newest first, without its games."""
     return [dict(zip(row.keys(), tuple(row), strict=True)) for row in conn.execute(
         "SELECT tournaments.*, (SELECT COUNT(*) FROM tournament_entrants e "
-        "WHERE e.tournament_id = tournaments.id) AS entrants FROM tournaments ORDER BY id DESC")]
+        "WHERE e.tournament_id = tournaments.id) AS entrants FROM tournaments ORDER BY id DESC "
+        "LIMIT ?", (limit,))]
+
+
+def entrant_names(conn: sqlite3.Connection,
+                  tournament_id: int) -> dict[int, dict[str, str]]:
+    """The entrants' names and versions by bot id."""
+    return {row[0]: {"name": row[1], "version": row[2]} for row in conn.execute(
+        "SELECT bots.id, bots.name, bots.version FROM tournament_entrants "
+        "JOIN bots ON bots.id = tournament_entrants.bot_id "
+        "WHERE tournament_entrants.tournament_id = ?", (tournament_id,))}

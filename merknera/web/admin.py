@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from aiohttp import web
 
 from merknera.games import JSON
+from merknera.web.params import whole_number
 
 
 class AdminOps(Protocol):
@@ -63,9 +64,10 @@ def _ops(request: web.Request) -> AdminOps:
 
 def _bot_id(request: web.Request) -> int:
     raw = request.match_info["id"]
-    if not raw.isdigit() or len(raw) > 18:
+    found = whole_number(raw)
+    if found is None:
         raise _error(web.HTTPNotFound, f'no such bot "{raw[:40]}"')
-    return int(raw)
+    return found
 
 
 async def _body(request: web.Request) -> dict[str, Any]:

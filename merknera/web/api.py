@@ -6,6 +6,7 @@ Bad query values get 400 and unknown ids 404, each with ``{"error": "<what was w
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 from collections.abc import Callable
@@ -28,11 +29,17 @@ from merknera.store.results import (
     move_log,
 )
 from merknera.web import replay, views
+from merknera.web.params import whole_number
 
 DB_KEY: web.AppKey[Callable[[], Database]] = web.AppKey("database")
 """How handlers reach the store: set once when the app is built, before the store opens."""
 GAMES_KEY: web.AppKey[Callable[[], dict[str, AnyGame]]] = web.AppKey("games")
 """The hosted games set up with their assets (known once the platform has started)."""
+PUBLIC_URL_KEY: web.AppKey[str] = web.AppKey("public_url", str)
+"""The configured public base URL ("" when bots and people reach the platform as they
+address it)."""
+REPLAYS_KEY: web.AppKey[replay.ReplayCache] = web.AppKey("replays", replay.ReplayCache)
+"""Finished games' replays, encoded."""
 
 routes = web.RouteTableDef()
 
@@ -58,6 +65,8 @@ def _int(request: web.Request, name: str, *, low: int = 1, high: int = 2**62,
     if raw is None or raw == "":
         return default
     try:
+        if not raw.isascii():
+            raise ValueError(raw)
         value = int(raw)
     except ValueError:
         raise BadQueryError(f'"{name}" must be an integer, got "{raw[:40]}"') from None
@@ -79,9 +88,10 @@ def _game(request: web.Request, required: bool = False) -> str | None:
 
 def _path_id(request: web.Request) -> int:
     raw = request.match_info["id"]
-    if not raw.isdigit() or len(raw) > 18:
+    found = whole_number(raw)
+    if found is None:
         raise _not_found(f'no such id "{raw[:40]}"')
-    return int(raw)
+    return found
 
 
 @routes.get("/api/bots")
@@ -165,7 +175,9 @@ def _hide_secrets(game: dict[str, Any]) -> None:
     game["seed"] = None
     for move in game["moves"]:
         move["request"] = move["reply"] = None
-        if rules is not None:
+        if move["fault"] is not None:  # a refused move's reason may name the bot's rack
+            move["fault_detail"] = replay.fault_summary(move["fault"])
+        elif rules is not None:
             move["move"] = rules.public_move(move["move"])
 
 
@@ -215,20 +227,34 @@ async def tournament_detail(request: web.Request) -> web.Response:
 async def game_replay(request: web.Request) -> web.Response:
     """A game move by move for viewers: the starting state, then a frame per row of the
     move log with the state after it (while the game runs, what players may not know is
-    hidden)."""
+    hidden).  Finished games' replays are cached; replays are built off the event loop."""
     game_id = _path_id(request)
-    header = await request.app[DB_KEY]().read(functools.partial(
-        replay.load_header, game_id=game_id, games=request.app[GAMES_KEY]()))
+    cache = request.app[REPLAYS_KEY]
+    encoded = cache.get(game_id)
+    if encoded is None:
+        db = request.app[DB_KEY]()
+        header = await load_replay_header(request, game_id)
+        rows = await db.read(functools.partial(move_log, game_id=game_id))
+        encoded = await asyncio.to_thread(replay.encode, header, rows)
+        if header.start.status == "FINISHED":
+            cache.put(game_id, encoded)
+    if "gzip" in request.headers.get("Accept-Encoding", ""):
+        return web.Response(body=encoded.gzipped, content_type="application/json",
+                            headers={"Content-Encoding": "gzip", "Vary": "Accept-Encoding"})
+    return web.Response(body=encoded.plain, content_type="application/json",
+                        headers={"Vary": "Accept-Encoding"})
+
+
+async def load_replay_header(request: web.Request, game_id: int) -> replay.GameHeader:
+    """The game's replay header; 404 when there is no such game or it is not hosted."""
+    try:
+        header = await request.app[DB_KEY]().read(functools.partial(
+            replay.load_header, game_id=game_id, games=request.app[GAMES_KEY]()))
+    except replay.NotHostedError as exc:
+        raise _not_found(str(exc)) from None
     if header is None:
         raise _not_found(f"no game with id {game_id}")
-    replayer = replay.Replayer(header, reveal=header.start.status == "FINISHED")
-    rows = await request.app[DB_KEY]().read(functools.partial(move_log,
-                                                              game_id=game_id))
-    body = {"id": game_id, "status": header.start.status, **replayer.start(),
-            "frames": replayer.frames(rows), "error": replayer.error}
-    response = web.json_response(body, dumps=_json)
-    response.enable_compression()
-    return response
+    return header
 
 
 @routes.get("/api/games-hosted")

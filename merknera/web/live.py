@@ -15,16 +15,24 @@ import functools
 import json
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Literal
 
 import aiohttp_jinja2
 from aiohttp import web
 
-from merknera.events import BotStatusChanged, Event, EventBus, GameFinished, MovePlayed
+from merknera.events import Event, EventBus
 from merknera.store import Database
-from merknera.store.results import GameFilter, list_games, move_log, running_games
+from merknera.store.results import (
+    GameFilter,
+    bot_counts,
+    game_status,
+    list_games,
+    move_log,
+    running_games,
+)
 from merknera.web import replay
-from merknera.web.api import DB_KEY, GAMES_KEY, _not_found, _path_id
+from merknera.web.api import DB_KEY, BadQueryError, _path_id, load_replay_header
+from merknera.web.params import whole_number
 
 routes = web.RouteTableDef()
 
@@ -40,25 +48,41 @@ MAX_STREAMS = 256
 
 
 class Streams:
-    """The open event streams: counted, and told to end when the platform stops."""
+    """The open event streams: counted, told to end when the platform stops, and sharing
+    one rendering of the home page's live part."""
 
     def __init__(self, limit: int = MAX_STREAMS) -> None:
         self.limit = limit
         self.open = 0
         self.closing = asyncio.Event()
+        self._home: tuple[float, str] | None = None
+        self._home_lock = asyncio.Lock()
 
     @contextlib.asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
-        """One stream's place; 503 when every place is taken."""
+    async def slot(self) -> AsyncIterator[asyncio.Task[Literal[True]]]:
+        """One stream's place, and a future done when the platform stops; 503 when every
+        place is taken."""
         if self.open >= self.limit:
             raise web.HTTPServiceUnavailable(
                 text=json.dumps({"error": "too many live streams open; try again later"}),
                 content_type="application/json", headers={"Retry-After": "10"})
         self.open += 1
+        closing = asyncio.create_task(self.closing.wait())
         try:
-            yield
+            yield closing
         finally:
+            closing.cancel()
             self.open -= 1
+
+    async def home(self, request: web.Request, db: Database) -> str:
+        """The home page's live part, rendered at most once per :data:`HOME_COALESCE`
+        seconds for all the streams that send it."""
+        async with self._home_lock:
+            if self._home is None or time.monotonic() - self._home[0] >= HOME_COALESCE:
+                html = aiohttp_jinja2.render_string("_home_live.html", request,
+                                                    await home_live_context(db))
+                self._home = (time.monotonic(), html)
+            return self._home[1]
 
     async def close_all(self, _app: web.Application) -> None:
         """End every stream (``on_shutdown``: the server waits for open handlers)."""
@@ -82,114 +106,95 @@ def _event(name: str, data: str, event_id: int | None = None) -> bytes:
     return ("\n".join(lines) + "\n\n").encode("utf-8")
 
 
-async def _wait(queue: asyncio.Queue[Event], closing: asyncio.Event,
-                wanted: Any, within: float) -> bool:
-    """Wait for an event ``wanted(event)`` accepts, for ``within`` seconds; False if the
-    platform is stopping."""
-    deadline = time.monotonic() + within
-    while not closing.is_set():
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return True
-        getter = asyncio.ensure_future(queue.get())
-        stopper = asyncio.ensure_future(closing.wait())
-        try:
-            done, _ = await asyncio.wait({getter, stopper}, timeout=remaining,
-                                         return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            getter.cancel()
-            stopper.cancel()
-        if getter in done and wanted(getter.result()):
-            return True
-    return False
+async def _wait(queue: asyncio.Queue[Event], closing: asyncio.Task[Literal[True]],
+                within: float) -> bool:
+    """Wait for an event, for ``within`` seconds at most; False if the platform is
+    stopping.  Events that came meanwhile are taken too: one look covers them all."""
+    getter = asyncio.ensure_future(queue.get())
+    waited: set[asyncio.Future[Any]] = {getter, closing}
+    try:
+        await asyncio.wait(waited, timeout=within,
+                           return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        getter.cancel()
+    while not queue.empty():
+        queue.get_nowait()
+    return not closing.done()
 
 
 def _resume_point(request: web.Request) -> int:
     """The last frame the client has: ``Last-Event-ID`` (a reconnecting EventSource) or
     ``?after=``; 0 for all."""
-    raw = request.headers.get("Last-Event-ID") or request.query.get("after") or "0"
-    if not raw.isdigit() or len(raw) > 9:
-        raise web.HTTPBadRequest(text=json.dumps({"error": f'"after" must be a move number, '
-                                                           f'got "{raw[:20]}"'}),
-                                 content_type="application/json")
-    return int(raw)
+    for source, raw in (("the Last-Event-ID header", request.headers.get("Last-Event-ID")),
+                        ('"after"', request.query.get("after"))):
+        if raw:
+            found = whole_number(raw)
+            if found is None:
+                raise BadQueryError(f'{source} must be a move number, got "{raw[:20]}"')
+            return found
+    return 0
 
 
-@routes.get("/api/games/{id}/live")
+@routes.get("/api/games/{id}/live", allow_head=False)
 async def game_live(request: web.Request) -> web.StreamResponse:
     """A game's frames as they are stored (``frame`` events, id = the move number), then
-    one ``end`` event with how it ended.  Resumes after ``Last-Event-ID`` or ``?after=``."""
+    one ``end`` event.  Resumes after ``Last-Event-ID`` or ``?after=``."""
     game_id = _path_id(request)
     after = _resume_point(request)
     db: Database = request.app[DB_KEY]()
-    header = await db.read(functools.partial(replay.load_header, game_id=game_id,
-                                             games=request.app[GAMES_KEY]()))
-    if header is None:
-        raise _not_found(f"no game with id {game_id}")
+    header = await load_replay_header(request, game_id)
+    # Frames shown live hide what players may not know, to the end of the stream.
+    replayer = replay.Replayer(header, reveal=False)
+    if after:  # the rows the client has seen already: applied, not sent
+        seen = await db.read(functools.partial(move_log, game_id=game_id, upto=after))
+        await asyncio.to_thread(replayer.frames, seen)
     streams = request.app[STREAMS_KEY]
-    async with streams.slot(), request.app[EVENTS_KEY].listen() as queue:
+    async with streams.slot() as closing, \
+            request.app[EVENTS_KEY].listen(game_id) as queue:
         response = await _open_stream(request)
-        # Frames shown live hide what players may not know, to the end of the stream.
-        replayer = replay.Replayer(header, reveal=False)
-        if after:  # the rows the client has seen already: applied, not sent
-            replayer.frames(await db.read(functools.partial(
-                move_log, game_id=game_id, upto=after)))
-        def about_this_game(event: Event) -> bool:
-            return isinstance(event, MovePlayed | GameFinished) and event.game_id == game_id
-
         # A client that went away ends the stream at its next write.
         with contextlib.suppress(ConnectionResetError):
             while True:
+                # The status first: rows read after it was FINISHED are all the rows.
+                status = await game_status(db, game_id)
                 rows = await db.read(functools.partial(move_log, game_id=game_id,
                                                        after=replayer.seq))
-                frames = replayer.frames(rows)
+                frames = await asyncio.to_thread(replayer.frames, rows)
                 for row, frame in zip(rows, frames, strict=False):
                     await response.write(_event(
                         "frame", json.dumps(frame, ensure_ascii=False), row["seq"]))
-                status = await db.fetchval("SELECT status FROM games WHERE id = ?", (game_id,))
-                if status == "FINISHED":
-                    await response.write(_event("end", json.dumps({"status": status})))
+                if status == "FINISHED" or replayer.error is not None:
+                    await response.write(_event("end", json.dumps(
+                        {"status": status, "error": replayer.error})))
                     break
                 if not frames:
                     await response.write(b": still here\n\n")
-                if not await _wait(queue, streams.closing, about_this_game, POLL_SECONDS):
+                if not await _wait(queue, closing, POLL_SECONDS):
                     break
     return response
 
 
-@routes.get("/api/live")
+@routes.get("/api/live", allow_head=False)
 async def home_live(request: web.Request) -> web.StreamResponse:
     """The home page's live part (``home`` events: HTML of the games running now and the
     latest results), sent when games move, finish or bots come and go, at most once a
     second."""
     db: Database = request.app[DB_KEY]()
     streams = request.app[STREAMS_KEY]
-    async with streams.slot(), request.app[EVENTS_KEY].listen() as queue:
+    async with streams.slot() as closing, request.app[EVENTS_KEY].listen() as queue:
         response = await _open_stream(request)
-
-        def anything(event: Event) -> bool:
-            return isinstance(event, MovePlayed | GameFinished | BotStatusChanged)
-
         with contextlib.suppress(ConnectionResetError):
             while True:
-                await response.write(_event("home", await render_home_live(request, db)))
-                if not await _wait(queue, streams.closing, anything, POLL_SECONDS * 6):
+                await response.write(_event("home", await streams.home(request, db)))
+                if not await _wait(queue, closing, POLL_SECONDS * 6):
                     break
-                await asyncio.sleep(HOME_COALESCE)
-                while not queue.empty():  # everything that came meanwhile is in this update
-                    queue.get_nowait()
+                await asyncio.sleep(HOME_COALESCE)  # what comes meanwhile joins this update
     return response
 
 
 async def home_live_context(db: Database) -> dict[str, Any]:
     """What the live part of the home page shows."""
-    online = await db.fetchval("SELECT COUNT(*) FROM bots WHERE status = 'ONLINE'")
+    counts = await bot_counts(db)
     return {"running": await running_games(db, limit=20),
             "recent": await list_games(db, GameFilter(status="FINISHED", limit=15)),
-            "online": online}
-
-
-async def render_home_live(request: web.Request, db: Database) -> str:
-    """The live part of the home page as HTML (the same template the page includes)."""
-    return aiohttp_jinja2.render_string("_home_live.html", request,
-                                        await home_live_context(db))
+            "online": sum(online for _, online in counts.values())}

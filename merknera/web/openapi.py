@@ -29,7 +29,7 @@ def _query(name: str, description: str, schema: JSONSchema,
             "schema": schema}
 
 
-_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}
+_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}
 _GAME = {"type": "string", "enum": sorted(REGISTRY)}
 _LIMIT = {"type": "integer", "minimum": 1}
 
@@ -60,11 +60,14 @@ def _event_stream(description: str) -> JSONSchema:
 
 
 def _admin(summary: str, *, method: str = "post", body: JSONSchema | None = None,
-           parameters: list[JSONSchema] | None = None) -> JSONSchema:
+           parameters: list[JSONSchema] | None = None, created: bool = False) -> JSONSchema:
+    done = _ok("Done", {"type": "object"})
+    if created:
+        done = {"201": {**done["200"], "description": "Created"}}
     operation: JSONSchema = {
         "summary": summary, "tags": ["admin"], "security": [{"admin": []}],
         "parameters": parameters or [],
-        "responses": {**_ok("Done", {"type": "object"}), **_errors(400, 401, 403, 404, 409)}}
+        "responses": {**done, **_errors(400, 401, 403, 404, 409)}}
     if body is not None:
         operation["requestBody"] = {"required": True,
                                     "content": {"application/json": {"schema": body}}}
@@ -174,7 +177,8 @@ DOCUMENT: JSONSchema = {
         "/api/games/{id}/replay": _get(
             "A game move by move for viewers: the starting state and a frame per move",
             _ok("The replay", {"type": "object", "properties": {
-                "game": _GAME, "status": {"type": "string"},
+                "id": {"type": "integer"}, "game": _GAME, "name": {"type": "string"},
+                "status": {"type": "string"},
                 "players": {"type": "array", "items": {"type": "string"}},
                 "setup": {"type": "object"}, "state": {}, "reveal": {"type": "boolean"},
                 "frames": {"type": "array", "items": _ref("Frame")},
@@ -184,8 +188,11 @@ DOCUMENT: JSONSchema = {
             "Server-sent events: the game's frames as they are stored (event 'frame', id = "
             "the move number), then 'end'",
             _event_stream("An event stream"),
-            parameters=[_ID, _query("after", "Resume after this move number (or send "
-                                             "Last-Event-ID)", {"type": "integer"})],
+            parameters=[_ID, _query("after", "Resume after this move number",
+                                    {"type": "integer"}),
+                        {"name": "Last-Event-ID", "in": "header", "required": False,
+                         "description": "Resume after this move number (what a reconnecting "
+                                        "EventSource sends)", "schema": {"type": "string"}}],
             errors=(400, 404, 503), tag="live"),
         "/api/live": _get(
             "Server-sent events: the home page's running games and latest results as HTML "
@@ -220,7 +227,7 @@ DOCUMENT: JSONSchema = {
         "/api/admin/ladder/pause": _admin("Pause the ladder"),
         "/api/admin/ladder/resume": _admin("Resume the ladder"),
         "/api/admin/tournaments": _admin(
-            "Create a tournament",
+            "Create a tournament", created=True,
             body={"type": "object", "required": ["game", "format", "rounds"], "properties": {
                 "game": _GAME, "format": {"type": "string", "enum": ["round-robin", "swiss"]},
                 "rounds": {"type": "integer", "minimum": 1},

@@ -8,6 +8,7 @@ is escaped there.  An unknown id is a 404 page, a bad query value a 400 page
 
 from __future__ import annotations
 
+import functools
 import importlib.resources
 import io
 import zipfile
@@ -29,8 +30,9 @@ from merknera.store.results import (
     list_games,
 )
 from merknera.web import views
-from merknera.web.api import DB_KEY
+from merknera.web.api import DB_KEY, PUBLIC_URL_KEY
 from merknera.web.live import home_live_context
+from merknera.web.params import whole_number
 
 routes = web.RouteTableDef()
 
@@ -41,19 +43,21 @@ for download on the protocol page."""
 
 def _id(request: web.Request, what: str) -> int:
     raw = request.match_info["id"]
-    if not raw.isdigit() or len(raw) > 18:
+    found = whole_number(raw)
+    if found is None:
         raise web.HTTPNotFound(text=f'There is no {what} "{raw[:40]}".')
-    return int(raw)
+    return found
 
 
 def _query_int(request: web.Request, name: str, low: int, high: int) -> int | None:
     raw = request.query.get(name, "")
     if raw == "":
         return None
-    if not raw.isdigit() or len(raw) > 18 or not low <= int(raw) <= high:
+    found = whole_number(raw)
+    if found is None or not low <= found <= high:
         raise web.HTTPBadRequest(
             text=f'"{name}" must be a whole number from {low} to {high}, not "{raw[:40]}".')
-    return int(raw)
+    return found
 
 
 @routes.get("/", name="home")
@@ -64,7 +68,7 @@ async def home(request: web.Request) -> dict[str, Any]:
     counts = await bot_counts(db)
     hosted = [{"game": game, "bots": counts.get(mnemonic, (0, 0))[0],
                "online": counts.get(mnemonic, (0, 0))[1]} for mnemonic, game in REGISTRY.items()]
-    recent_tournaments = (await db.read(tournament_store.listing))[:5]
+    recent_tournaments = await db.read(functools.partial(tournament_store.listing, limit=5))
     return {"hosted": hosted, "tournaments": recent_tournaments,
             **await home_live_context(db)}
 
@@ -136,7 +140,10 @@ async def tournament_page(request: web.Request) -> dict[str, Any]:
 @aiohttp_jinja2.template("protocol.html")
 async def protocol_page(request: web.Request) -> dict[str, Any]:
     """The protocol for bot authors, how to register, and the reference bots."""
-    return {"downloads": reference_bots(), "base": f"{request.scheme}://{request.host}"}
+    # The public URL when one is configured (behind a proxy the request's scheme and host
+    # are the proxy's), else the address the reader used.
+    base = request.app[PUBLIC_URL_KEY] or f"{request.scheme}://{request.host}"
+    return {"downloads": reference_bots(), "base": base}
 
 
 def reference_bots() -> list[str]:

@@ -13,10 +13,12 @@ exchange returned is secret).  Once the game is over, everything shows.
 
 from __future__ import annotations
 
+import gzip
 import json
 import logging
 import random
 import sqlite3
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,32 +37,59 @@ class GameHeader:
     game: AnyGame
 
 
+class NotHostedError(LookupError):
+    """The stored game is of a game this platform does not host (any more)."""
+
+
 def load_header(conn: sqlite3.Connection, game_id: int,
                 games: dict[str, AnyGame]) -> GameHeader | None:
-    """A game's header from the store (None if there is no such game or its game is not
-    hosted any more)."""
+    """A game's header from the store; None if there is no such game.
+
+    :raises NotHostedError: if its game is not hosted here.
+    """
     found = results.replay_start(conn, game_id)
-    if found is None or found.game not in games:
+    if found is None:
         return None
+    if found.game not in games:
+        raise NotHostedError(f"game {game_id} is a game of {found.game}, which is not "
+                             "hosted here, so it cannot be replayed")
     return GameHeader(found, games[found.game])
+
+
+FAULTS = {"TIMEOUT": "no reply in time", "UNREACHABLE": "could not be reached",
+          "HTTP_STATUS": "an HTTP status other than 200", "MALFORMED_REPLY": "a malformed reply",
+          "RPC_ERROR": "a JSON-RPC error", "INVALID_MOVE": "not a move",
+          "ILLEGAL_MOVE": "an illegal move", "NOT_READY": "not ready in time"}
+"""What a fault was, in words, for a running game (whose fault details may name what the
+bot holds: "the tile Q is not in your rack IIVBOLA")."""
+
+
+def fault_summary(fault: str) -> str:
+    """A fault without its details, as a running game shows it."""
+    return f"{FAULTS.get(fault, fault.lower())} (the details show once the game is over)"
 
 
 class Replayer:
     """Applies a game's stored moves one by one and makes a frame of each.
 
-    A move log that no longer replays (a rule changed since it was stored) stops the
-    replay: :attr:`error` says where and why, and later rows make no frames.
+    A game that cannot be set up or replayed under the current rules (its stored settings
+    or a move no longer valid) stops the replay: :attr:`error` says where and why, and later
+    rows make no frames.
     """
 
     def __init__(self, header: GameHeader, reveal: bool) -> None:
         self.header = header
         self.reveal = reveal
-        game, start = header.game, header.start
-        self._state: Any = game.new({**game.default_settings, **start.settings},
-                                    list(start.players), random.Random(start.seed))
         self.seq = 0
         """The last row applied."""
         self.error: str | None = None
+        game, start = header.game, header.start
+        self._state: Any = None
+        try:
+            self._state = game.new({**game.default_settings, **start.settings},
+                                   list(start.players), random.Random(start.seed))
+        except (ValueError, TypeError, KeyError) as exc:
+            self._fail(f"the game cannot be set up again from its stored settings: {exc}")
 
     def start(self) -> JSONObject:
         """What a viewer needs before the first frame: the game, its players, the setup
@@ -69,7 +98,8 @@ class Replayer:
         return {"game": game.mnemonic, "name": game.name,
                 "players": list(self.header.start.players),
                 "setup": game.spectator_setup(), "reveal": self.reveal,
-                "state": game.spectator_view(self._state, self.reveal)}
+                "state": None if self._state is None
+                else game.spectator_view(self._state, self.reveal)}
 
     def frames(self, rows: list[sqlite3.Row]) -> list[JSONObject]:
         """A frame for each row (in order, each after :attr:`seq`)."""
@@ -77,23 +107,27 @@ class Replayer:
         for row in rows:
             if self.error is not None:
                 break
-            self.seq = row["seq"]
             try:
                 made.append(self._frame(row))
             except (MoveError, ValueError, TypeError, KeyError) as exc:
-                self.error = (f"move {row['seq']} does not replay under the current rules: "
-                              f"{exc}")
-                log.warning("game %d: %s", self.header.start.id, self.error)
+                self._fail(f"move {row['seq']} does not replay under the current rules: {exc}")
+            self.seq = row["seq"]
         return made
+
+    def _fail(self, why: str) -> None:
+        self.error = why
+        log.warning("game %d: %s", self.header.start.id, why)
 
     def _frame(self, row: sqlite3.Row) -> JSONObject:
         game, seat = self.header.game, row["seat"]
+        fault, detail = row["fault"], row["fault_detail"]
+        if fault is not None and not self.reveal:
+            detail = fault_summary(fault)
         frame: JSONObject = {
             "seq": row["seq"], "seat": seat, "latency_ms": row["latency_ms"],
-            "fault": row["fault"], "fault_detail": row["fault_detail"],
-            "at": row["created_at"]}
-        if row["fault"] is not None:
-            frame.update(move=None, text=row["fault_detail"] or row["fault"], state=None)
+            "fault": fault, "fault_detail": detail, "at": row["created_at"]}
+        if fault is not None:
+            frame.update(move=None, text=detail or fault, state=None)
             return frame
         wire: JSON = json.loads(row["move"])
         move = game.parse_move(wire)
@@ -105,3 +139,53 @@ class Replayer:
             wire = game.public_move(wire)
         frame.update(move=wire, text=text, state=game.spectator_view(after, self.reveal))
         return frame
+
+
+@dataclass(frozen=True)
+class EncodedReplay:
+    """A replay as the API sends it: JSON, plain and gzipped."""
+
+    plain: bytes
+    gzipped: bytes
+
+    @property
+    def size(self) -> int:
+        """Bytes held."""
+        return len(self.plain) + len(self.gzipped)
+
+
+def encode(header: GameHeader, rows: list[sqlite3.Row]) -> EncodedReplay:
+    """The whole replay of a game, encoded (CPU work: run it off the event loop)."""
+    replayer = Replayer(header, reveal=header.start.status == "FINISHED")
+    body = {"id": header.start.id, "status": header.start.status, **replayer.start(),
+            "frames": replayer.frames(rows), "error": replayer.error}
+    plain = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return EncodedReplay(plain, gzip.compress(plain, compresslevel=6))
+
+
+class ReplayCache:
+    """Finished games' encoded replays (they never change), the most recently used first,
+    up to ``budget`` bytes."""
+
+    def __init__(self, budget: int = 64 * 1024 * 1024) -> None:
+        self.budget = budget
+        self._held: OrderedDict[int, EncodedReplay] = OrderedDict()
+        self._size = 0
+
+    def get(self, game_id: int) -> EncodedReplay | None:
+        """A cached replay, or None."""
+        found = self._held.get(game_id)
+        if found is not None:
+            self._held.move_to_end(game_id)
+        return found
+
+    def put(self, game_id: int, replay: EncodedReplay) -> None:
+        """Keep a finished game's replay, forgetting the least recently used beyond the
+        budget (a replay larger than the whole budget is not kept)."""
+        if replay.size > self.budget or game_id in self._held:
+            return
+        self._held[game_id] = replay
+        self._size += replay.size
+        while self._size > self.budget:
+            _, dropped = self._held.popitem(last=False)
+            self._size -= dropped.size

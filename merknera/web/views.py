@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,9 +25,8 @@ async def tournament_detail(db: Database, tournament_id: int) -> dict[str, Any] 
                                             tournament_id=tournament_id))
     if found is None:
         return None
-    names = {row[0]: {"name": row[1], "version": row[2]} for row in await db.fetchall(
-        "SELECT id, name, version FROM bots WHERE id IN (SELECT bot_id FROM "
-        "tournament_entrants WHERE tournament_id = ?)", (tournament_id,))}
+    names = await db.read(functools.partial(tournament_store.entrant_names,
+                                            tournament_id=tournament_id))
     return {
         "id": found.id, "game": found.game, "format": found.format, "rounds": found.rounds,
         "total_rounds": tournaments.total_rounds(found), "round": found.round,
@@ -113,8 +113,14 @@ def rating_chart(history: Sequence[dict[str, Any]], width: int = 600,
 
     band = line(highs) + " " + " ".join(
         f"{x(i)},{y(v)}" for i, v in reversed(list(enumerate(lows))))
-    span = top - bottom
-    step = next(s for s in (1, 2, 5, 10, 20, 50, 100) if span / s <= 6)
-    first = int(bottom // step + 1) * step
-    ticks = [(y(v), f"{v:g}") for v in range(first, int(top) + 1, step)]
+    step = tick_step(top - bottom)
+    ticks = [(y(n * step), f"{n * step:g}")
+             for n in range(math.ceil(bottom / step), math.floor(top / step) + 1)]
     return Chart(width, height, line(mus), band, line(conservative), ticks, len(history))
+
+
+def tick_step(span: float, most: int = 6) -> float:
+    """The smallest of 1, 2 or 5 times a power of ten that puts at most ``most`` ticks on
+    an axis ``span`` long."""
+    power = 10.0 ** math.floor(math.log10(max(span, 1e-9) / most))
+    return next(f * power for f in (1, 2, 5, 10) if span / (f * power) <= most)

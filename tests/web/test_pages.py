@@ -16,6 +16,7 @@ from markupsafe import escape
 
 from merknera.app import build_app
 from merknera.games import REGISTRY
+from merknera.store import stats
 from tests.web.conftest import Site
 from tests.web.store_builder import HOSTILE_DESCRIPTION, HOSTILE_NAME, HOSTILE_WEBSITE
 
@@ -80,6 +81,9 @@ async def test_a_hostile_name_description_and_website_stay_text(
     ("/bots/1?before=-5", 400, '"before" must be a whole number'),
     ("/games/1?step=a%3Cb", 400, '"step" must be a whole number'),
     ("/downloads/bots/..%2Fmerknera%2Fconfig.py", 404, "There is no reference bot file"),
+    ("/bots/%C2%B2", 404, 'There is no bot "²"'),  # isdigit() but not a number int() reads
+    ("/bots/%EF%BC%91", 404, 'There is no bot "１"'),  # a full-width 1 is no alias of bot 1
+    ("/games/1?step=%C2%B2", 400, '"step" must be a whole number'),
 ])
 async def test_bad_input_gets_an_error_page(site: Site, http: aiohttp.ClientSession, path: str,
                                             status: int, says: str) -> None:
@@ -89,6 +93,85 @@ async def test_bad_input_gets_an_error_page(site: Site, http: aiohttp.ClientSess
     assert escape(says) in text, text[:800]
     assert f"<h1>{status}" in text
     assert "<b" not in text.split("<main")[1].replace("<br", "")  # nothing echoed as markup
+
+
+@pytest.mark.parametrize(("path", "status"), [
+    ("/api/games/%C2%B2", 404), ("/api/games/%C2%B2/replay", 404), ("/api/bots/%C2%B2", 404),
+    ("/api/games/1/live?after=%C2%B2", 400), ("/api/games?bot=%C2%B2", 400),
+    ("/api/admin/bots/%C2%B2/enable", 405),
+])
+async def test_the_api_refuses_odd_digits_with_json(site: Site, http: aiohttp.ClientSession,
+                                                   path: str, status: int) -> None:
+    got, text, headers = await fetch(http, site, path)
+    assert got == status, text[:300]
+    assert headers["Content-Type"].startswith("application/json")
+    assert "error" in json.loads(text)
+
+
+async def test_event_streams_refuse_head_and_a_bad_last_event_id(
+        site: Site, http: aiohttp.ClientSession) -> None:
+    for path in ("/api/live", "/api/games/1/live"):
+        async with http.head(site.at(path)) as response:
+            assert response.status == 405, path
+    async with http.get(site.at("/api/games/1/live"),
+                        headers={"Last-Event-ID": "x"}) as response:
+        assert response.status == 400
+        assert "Last-Event-ID" in (await response.json())["error"]
+
+
+async def test_a_finished_replay_is_the_same_gzipped_cached_or_not(
+        site: Site, http: aiohttp.ClientSession) -> None:
+    first = await api(http, site, "/api/games/1/replay")
+    async with http.get(site.at("/api/games/1/replay"),
+                        headers={"Accept-Encoding": "identity"}) as response:
+        assert "Content-Encoding" not in response.headers
+        plain = json.loads(await response.read())
+    async with http.get(site.at("/api/games/1/replay"),
+                        headers={"Accept-Encoding": "gzip"}) as response:
+        assert response.headers["Content-Encoding"] == "gzip"
+        gzipped = await response.json()
+    assert first == plain == gzipped
+
+
+async def test_a_game_that_cannot_be_set_up_or_is_not_hosted_says_so(
+        site: Site, http: aiohttp.ClientSession) -> None:
+    db = site.platform.db
+    hexagons = await db.fetchval("SELECT MIN(id) FROM games WHERE game = 'HEXAGONS'")
+    await db.write_one("UPDATE games SET settings = '{\"rows\": 4}' WHERE id = ?", (hexagons,))
+    replay = await api(http, site, f"/api/games/{hexagons}/replay")
+    assert replay["frames"] == [] and replay["state"] is None
+    assert "cannot be set up again from its stored settings" in replay["error"]
+    status, text, _ = await fetch(http, site, f"/games/{hexagons}")
+    assert status == 200
+    kalaha = await db.fetchval("SELECT MIN(id) FROM games WHERE game = 'KALAHA'")
+    await db.write_one("UPDATE games SET game = 'OLDGAME' WHERE id = ?", (kalaha,))
+    for path in (f"/api/games/{kalaha}/replay", f"/api/games/{kalaha}/live"):
+        status, text, _ = await fetch(http, site, path)
+        assert status == 404, path
+        assert "OLDGAME, which is not hosted here" in json.loads(text)["error"]
+    status, text, _ = await fetch(http, site, f"/games/{kalaha}")
+    assert status == 200 and "OLDGAME" in text
+
+
+async def test_results_by_opponent_go_by_places_in_games_of_three(
+        site: Site, http: aiohttp.ClientSession) -> None:
+    db = site.platform.db
+    rows = await db.fetchall("SELECT game_id, bot_id, rank FROM seats WHERE game_id IN "
+                             "(SELECT game_id FROM seats GROUP BY game_id HAVING COUNT(*) = 3)")
+    assert rows, "the web store has a game of three"
+    bot = rows[0]["bot_id"]
+    expected: dict[int, list[int]] = {}
+    seats = await db.fetchall("SELECT game_id, bot_id, rank FROM seats WHERE rank IS NOT NULL")
+    places = {(r["game_id"], r["bot_id"]): r["rank"] for r in seats}
+    for (game, who), rank in places.items():
+        if who != bot and (game, bot) in places:
+            mine = places[(game, bot)]
+            tally = expected.setdefault(who, [0, 0, 0, 0])
+            tally[0] += 1
+            tally[1 if mine < rank else 2 if mine == rank else 3] += 1
+    found = {o["id"]: [o["played"], o["won"], o["drawn"], o["lost"]]
+             for o in await stats.by_opponent(db, bot)}
+    assert found == expected
 
 
 async def test_leaderboard_names_redirect_to_their_mnemonic(
@@ -149,6 +232,27 @@ async def test_a_running_game_hides_what_players_may_not_know(
         assert len(state["racksizes"]) == len(replay["players"])
     exchanges = [f["move"] for f in replay["frames"] if f["move"]["type"] == "EXCHANGE"]
     assert all("exchangetiles" not in move for move in exchanges)
+
+
+async def test_a_running_game_hides_why_a_move_was_refused(
+        site: Site, http: aiohttp.ClientSession) -> None:
+    """The reason names what the bot holds ("not in your rack IIVBOLA")."""
+    db = site.platform.db
+    scrabble = await db.fetchval("SELECT MAX(id) FROM games WHERE game = 'SCRABBLE'")
+    seq = await db.fetchval("SELECT MAX(seq) FROM moves WHERE game_id = ?", (scrabble,))
+    await db.write_one(
+        "INSERT INTO moves (game_id, seq, seat, fault, fault_detail, created_at) VALUES "
+        "(?, ?, 0, 'ILLEGAL_MOVE', 'the tile Q (for H8) is not in your rack IIVBOLA', "
+        "'2026-01-01T00:00:00.000Z')", (scrabble, seq + 1))
+    await db.write_one("UPDATE games SET status = 'RUNNING', outcome = NULL, reason = NULL "
+                       "WHERE id = ?", (scrabble,))
+    replay = await api(http, site, f"/api/games/{scrabble}/replay")
+    game = await api(http, site, f"/api/games/{scrabble}")
+    async with http.get(site.at(f"/api/games/{scrabble}/live?after={seq}")) as response:
+        live = (await response.content.readuntil(b"\n\n")).decode()
+    for text in (json.dumps(replay), json.dumps(game), live):
+        assert "IIVBOLA" not in text
+        assert "an illegal move (the details show once the game is over)" in text
 
 
 async def test_the_openapi_document_covers_every_api_route(

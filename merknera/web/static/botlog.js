@@ -18,14 +18,16 @@
     status.textContent = "Loading…";
     fetch("/api/bots/" + botId + "/log?limit=500", { headers: { Authorization: "Bearer " + token } })
       .then(function (response) {
-        return response.json().then(function (body) { return { ok: response.ok, body: body }; });
+        return response.json().then(function (body) {
+          return { ok: response.ok, body: body };
+        });
       })
       .then(function (reply) {
         entries.replaceChildren();
         if (!reply.ok) {
+          // A token is kept only once it has shown a log; a refusal (a mistyped token, or
+          // another owner's bot) leaves the one kept, if any, as it was.
           status.textContent = reply.body.error || "The log could not be loaded.";
-          sessionStorage.removeItem(KEY);
-          signout.hidden = true;
           return;
         }
         sessionStorage.setItem(KEY, token);

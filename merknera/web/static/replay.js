@@ -158,9 +158,19 @@
   function follow() {
     var after = data.frames.length ? data.frames[data.frames.length - 1].seq : 0;
     live = new EventSource("/api/games/" + gameId + "/live?after=" + after);
-    var badge = el("span", "live-badge", "LIVE");
-    badge.id = "live-badge";
-    position.after(badge);
+    if (!document.getElementById("live-badge")) {
+      var badge = el("span", "live-badge", "LIVE");
+      badge.id = "live-badge";
+      position.after(badge);
+    }
+    live.addEventListener("error", function () {
+      // A dropped connection is retried by the browser; a refused one (too many streams
+      // open: 503) closes the source for good, so try again a little later.
+      if (live !== null && live.readyState === EventSource.CLOSED) {
+        live = null;
+        setTimeout(follow, 5000);
+      }
+    });
     live.addEventListener("frame", function (event) {
       var atEnd = index === data.frames.length;
       addFrames([JSON.parse(event.data)]);
