@@ -209,12 +209,10 @@ async def get_game(db: Database, game_id: int) -> dict[str, Any] | None:
 
 async def game_summary(db: Database, game_id: int) -> dict[str, Any] | None:
     """A game without its move log: status, outcome, reason, times, where it came from,
-    its seats, and how many rows its move log holds."""
+    and its seats."""
     row = await db.fetchone(
         "SELECT id, game, status, outcome, reason, detail, created_at, started_at, "
-        "finished_at, origin, tournament_id, round, "
-        "(SELECT COUNT(*) FROM moves WHERE game_id = games.id) AS moves "
-        "FROM games WHERE id = ?", (game_id,))
+        "finished_at, origin, tournament_id, round FROM games WHERE id = ?", (game_id,))
     if row is None:
         return None
     game = _dict(row)

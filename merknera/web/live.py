@@ -192,9 +192,11 @@ async def home_live(request: web.Request) -> web.StreamResponse:
     return response
 
 
-async def home_live_context(db: Database) -> dict[str, Any]:
-    """What the live part of the home page shows."""
-    counts = await bot_counts(db)
+async def home_live_context(db: Database,
+                            counts: dict[str, tuple[int, int]] | None = None) -> dict[str, Any]:
+    """What the live part of the home page shows (``counts``: :func:`bot_counts`, when the
+    caller has read them already)."""
+    counts = await bot_counts(db) if counts is None else counts
     return {"running": await running_games(db, limit=20),
             "recent": await list_games(db, GameFilter(status="FINISHED", limit=15)),
             "online": sum(online for _, online in counts.values())}

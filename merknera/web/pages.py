@@ -70,7 +70,7 @@ async def home(request: web.Request) -> dict[str, Any]:
                "online": counts.get(mnemonic, (0, 0))[1]} for mnemonic, game in REGISTRY.items()]
     recent_tournaments = await db.read(functools.partial(tournament_store.listing, limit=5))
     return {"hosted": hosted, "tournaments": recent_tournaments,
-            **await home_live_context(db)}
+            **await home_live_context(db, counts)}
 
 
 @routes.get("/leaderboard/{game}", name="leaderboard")
@@ -146,9 +146,21 @@ async def protocol_page(request: web.Request) -> dict[str, Any]:
     return {"downloads": reference_bots(), "base": base}
 
 
-def reference_bots() -> list[str]:
-    """The reference bots' source files, by name."""
-    return sorted(path.name for path in BOTS_DIR.glob("*.py") if path.name != "__init__.py")
+@functools.cache
+def reference_bots() -> tuple[str, ...]:
+    """The reference bots' source files, by name (installed files: read once)."""
+    return tuple(sorted(path.name for path in BOTS_DIR.glob("*.py")
+                        if path.name != "__init__.py"))
+
+
+@functools.cache
+def _bots_zip() -> bytes:
+    """Every reference bot in one zip, made once."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in ["__init__.py", *reference_bots()]:
+            archive.write(BOTS_DIR / name, f"bots/{name}")
+    return buffer.getvalue()
 
 
 @routes.get("/downloads/bots/{name}", name="bot_source")
@@ -165,10 +177,6 @@ async def bot_source(request: web.Request) -> web.StreamResponse:
 @routes.get("/downloads/merknera-bots.zip", name="bots_zip")
 async def bots_zip(_request: web.Request) -> web.StreamResponse:
     """Every reference bot in one zip (a ``bots/`` package: run ``python -m bots.<game>``)."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name in ["__init__.py", *reference_bots()]:
-            archive.write(BOTS_DIR / name, f"bots/{name}")
-    return web.Response(body=buffer.getvalue(), content_type="application/zip",
+    return web.Response(body=_bots_zip(), content_type="application/zip",
                         headers={"Content-Disposition":
                                  'attachment; filename="merknera-bots.zip"'})
