@@ -40,6 +40,7 @@ __all__ = [
     "Bot",
     "Handler",
     "InvalidParamsError",
+    "ReplayGuard",
     "sign",
     "verify",
 ]
@@ -49,7 +50,9 @@ logger = logging.getLogger(__name__)
 TIMESTAMP_HEADER = "X-Merknera-Timestamp"
 SIGNATURE_HEADER = "X-Merknera-Signature"
 #: How far (seconds) a call's timestamp may be from our clock, either way.
-SIGNATURE_MAX_AGE = 300.0
+SIGNATURE_MAX_AGE = 60.0
+#: Signatures remembered at most, to refuse a call sent again (a replay).
+REPLAY_MEMORY = 100_000
 
 _INVALID_PARAMS = -32602
 _INTERNAL_ERROR = -32603
@@ -92,6 +95,32 @@ def verify(secret: str, timestamp: str, body: bytes, signature: str, *,
         return False
     return hmac.compare_digest(sign(secret, timestamp, body).encode(),
                                signature.encode("utf-8", errors="replace"))
+
+
+class ReplayGuard:
+    """The signatures of the calls taken lately: a call whose signature was seen within
+    the window is a replay, refused even though its signature is right.
+
+    A signature is remembered until its timestamp is out of the window (then
+    :func:`verify` refuses it anyway); at most ``memory`` of them, beyond which the oldest
+    are forgotten.
+    """
+
+    def __init__(self, max_age: float = SIGNATURE_MAX_AGE, memory: int = REPLAY_MEMORY) -> None:
+        self._max_age = max_age
+        self._memory = memory
+        self._seen: OrderedDict[str, float] = OrderedDict()
+
+    def first_time(self, signature: str, timestamp: str, *, now: float | None = None) -> bool:
+        """Whether ``signature`` is new (and remember it); False for a replay."""
+        current = time.time() if now is None else now
+        while self._seen and (next(iter(self._seen.values())) < current
+                              or len(self._seen) >= self._memory):
+            self._seen.popitem(last=False)
+        if signature in self._seen:
+            return False
+        self._seen[signature] = int(timestamp) + self._max_age
+        return True
 
 
 # --- the server -------------------------------------------------------------------------
@@ -198,7 +227,9 @@ class Bot:
     def __init__(self, prefix: str, next_move: Handler, *, cache_size: int = 1024) -> None:
         self.prefix = prefix
         self.secret: str | None = None
-        """The secret from the Register reply; once set, every call must be signed with it."""
+        """The secret from the Register reply; once set, every call must be signed with it,
+        at most :data:`SIGNATURE_MAX_AGE` seconds ago, and not seen before."""
+        self._replays = ReplayGuard()
         self._methods: dict[str, Callable[..., Awaitable[Any]]] = {}
         self._cached_methods: set[str] = set()
         self._cache: OrderedDict[_CacheKey, asyncio.Task[str]] = OrderedDict()
@@ -245,15 +276,17 @@ class Bot:
         # Until the Register reply brings the secret every call is accepted: the platform may
         # start games (and sign their calls) the moment the registration commits, before the
         # reply has reached us.
-        if self.secret is not None and not verify(
-            self.secret,
-            request.headers.get(TIMESTAMP_HEADER, ""),
-            body,
-            request.headers.get(SIGNATURE_HEADER, ""),
-        ):
-            logger.warning("refused a call with a bad or missing signature from %s",
-                           request.remote)
-            return web.Response(status=401, text="bad or missing X-Merknera-Signature\n")
+        if self.secret is not None:
+            timestamp = request.headers.get(TIMESTAMP_HEADER, "")
+            signature = request.headers.get(SIGNATURE_HEADER, "")
+            if not verify(self.secret, timestamp, body, signature):
+                logger.warning("refused a call with a bad, old or missing signature from %s",
+                               request.remote)
+                return web.Response(status=401, text="bad, old or missing "
+                                                     "X-Merknera-Signature\n")
+            if not self._replays.first_time(signature, timestamp):
+                logger.warning("refused a replayed call from %s", request.remote)
+                return web.Response(status=401, text="this call was taken before (a replay)\n")
 
         text = body.decode("utf-8", errors="replace")
         try:

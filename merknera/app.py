@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 from collections.abc import AsyncIterator
@@ -14,6 +13,7 @@ from merknera.botclient import BotClient
 from merknera.config import Config
 from merknera.events import EventBus
 from merknera.games import AnyGame
+from merknera.guard import GUARD_KEY, Guard, ListenerLimits, limits
 from merknera.rpc import RpcService
 from merknera.scheduler.arena import Arena, Notifier
 from merknera.scheduler.core import Scheduler
@@ -22,6 +22,7 @@ from merknera.scheduler.ladder import Ladder
 from merknera.scheduler.presence import Presence
 from merknera.scheduler.readiness import Readiness, ReadyService
 from merknera.scheduler.registration import Registrar
+from merknera.scheduler.slots import Slots
 from merknera.scheduler.tournaments import Director
 from merknera.store import Database, ratings
 from merknera.web import admin, api, live, openapi, pages, replay, site
@@ -35,6 +36,10 @@ class Platform:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.events = EventBus()
+        self.guard = Guard(ListenerLimits.from_config(config))
+        """The per-client limits of every listener."""
+        self.budget: limits.DescriptorBudget
+        """How the open-files limit is shared out (set by :meth:`start`)."""
         self.assets: AssetStore
         """The verified game asset files (set by :meth:`start`)."""
         self.games: dict[str, AnyGame] = {}
@@ -79,22 +84,31 @@ class Platform:
         """
         self.assets = AssetStore.load(self.config.assets_path)
         self.games = load_games(self.assets)
+        self.budget = limits.plan(limits.raise_open_files_limit(),
+                                  outbound=max(256, self.config.concurrency * 4),
+                                  inbound=self.config.max_connections)
+        self.guard.connections.total = self.budget.inbound
+        if self.budget.inbound < self.config.max_connections:
+            log.warning("the open-files limit (%d) allows %d client connections at once, "
+                        "not max_connections = %d", self.budget.limit, self.budget.inbound,
+                        self.config.max_connections)
         self._db = await Database.open(self.config.db)
         # A database from before ratings existed gets its ratings computed once.
         rebuilt = await ratings.rebuild_if_needed(self._db)
         if rebuilt is not None:
             log.info("ratings rebuilt from the stored results: %s", rebuilt)
-        self._client = BotClient(self.config)
+        self._client = BotClient(self.config, self.budget.outbound)
         await self._client.start()
         presence = Presence(self.config, self._db, self._client, self.events)
         readiness = Readiness()
         arena = Arena(self.config, self._db, self._client, presence, self.events,
                       Notifier(self._client, self.config.notify_timeout),
-                      asyncio.Semaphore(self.config.concurrency), self.games, self.assets,
+                      Slots(self.config.concurrency, self.config.owner_share), self.games,
+                      self.assets,
                       readiness)
         self._scheduler = Scheduler(arena)
         self._registrar = Registrar(self._scheduler)
-        self._rpc = RpcService(self._registrar)
+        self._rpc = RpcService(self._registrar, self.guard)
         ready = ReadyService(self._db, self.assets, readiness)
         for game in self.games.values():
             if game.assets:
@@ -144,6 +158,14 @@ class Platform:
         """Put a disabled bot back in play."""
         return await self.discipline.enable(bot_id) is not None
 
+    async def suspend_user(self, name: str, reason: str) -> list[int] | None:
+        """Suspend a user and disable their bots."""
+        return await self.discipline.suspend(name, reason)
+
+    async def unsuspend_user(self, name: str) -> list[int] | None:
+        """Lift a user's suspension and enable the bots it disabled."""
+        return await self.discipline.unsuspend(name)
+
     def ladder_state(self) -> str:
         """OFF, PAUSED or RUNNING."""
         return self.ladder.state
@@ -170,6 +192,7 @@ def build_app(config: Config, platform: Platform | None = None) -> web.Applicati
     app = web.Application(client_max_size=1024 * 1024)
     platform = platform or Platform(config)
     app[PLATFORM_KEY] = platform
+    app[GUARD_KEY] = platform.guard
     app[api.DB_KEY] = lambda: platform.db
     app[api.GAMES_KEY] = lambda: platform.games
     app[api.REPLAYS_KEY] = replay.ReplayCache()

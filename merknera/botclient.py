@@ -1,14 +1,23 @@
 """Calls from the platform to bots: one shared session, deadlines, a size cap, signatures.
 
 Every call ends in a :class:`CallResult`: either a ``result`` or a classified
-:class:`Fault`.  Nothing a bot sends (or fails to send) raises out of here.
+:class:`Fault`.  Nothing a bot sends (or fails to send) raises out of here; only the
+platform's own shortage of descriptors or memory does (:class:`PlatformResourceError`),
+because that is no bot's fault.
+
+Fault messages are shown to everybody once a game is over, so they never name the
+endpoint (its URL, host or address: the bot list hides them on purpose) and quote at most
+a short excerpt of what the bot sent.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import itertools
 import logging
+import os
+import socket
 import time
 from dataclasses import dataclass
 
@@ -17,6 +26,7 @@ import aiohttp
 from merknera import __version__
 from merknera.config import Config
 from merknera.endpoints import (
+    AddressRefusedError,
     EndpointRefusedError,
     PolicyResolver,
     address_allowed,
@@ -25,16 +35,31 @@ from merknera.endpoints import (
 )
 from merknera.games.base import JSON
 from merknera.protocol import jsonrpc, signing
+from merknera.protocol.excerpt import EXCERPT, excerpt
 from merknera.protocol.faults import FaultKind
 
 log = logging.getLogger(__name__)
 
-_request_ids = itertools.count(1)
+# Ids start from the clock (milliseconds) so that a platform started again does not send
+# the very bodies it sent before: with the same timestamp they would carry the same
+# signature, and a bot that refuses replayed calls would refuse them.
+_request_ids = itertools.count(time.time_ns() // 1_000_000)
+
+RESOURCE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
+"""Errors that mean the platform, not the bot, is out of something."""
 
 
 def next_request_id() -> int:
     """A fresh request id: integers, because Merknera's bots decode ids as integers."""
     return next(_request_ids)
+
+
+class PlatformResourceError(RuntimeError):
+    """The platform could not make a call for want of its own descriptors or memory.
+
+    Not a fault of the bot: the caller waits and tries again, or ends the game without a
+    result, but never counts it against the bot.
+    """
 
 
 @dataclass(frozen=True)
@@ -74,9 +99,10 @@ class _ReplyTooLargeError(Exception):
 class BotClient:
     """The platform's HTTP client for bots.  Use as ``async with BotClient(config)``."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, connection_limit: int | None = None) -> None:
         self._config = config
         self._networks = config.networks
+        self._limit = connection_limit or max(256, config.concurrency * 4)
         self._session: aiohttp.ClientSession | None = None
         self._refusals: dict[str, str | None] = {}
 
@@ -91,7 +117,7 @@ class BotClient:
         """Open the shared session."""
         connector = aiohttp.TCPConnector(
             resolver=PolicyResolver(self._networks),
-            limit=max(256, self._config.concurrency * 4),
+            limit=self._limit,
             ttl_dns_cache=10,
         )
         self._session = aiohttp.ClientSession(
@@ -113,16 +139,17 @@ class BotClient:
             self._session = None
 
     def _refusal(self, endpoint: str) -> str | None:
-        """Why an endpoint may not be called, checked once per URL."""
+        """Why an endpoint may not be called, checked once per URL (in words that do not
+        quote it)."""
         if endpoint not in self._refusals:
             reason = None
             try:
                 host = parse_endpoint(endpoint).raw_host or ""
                 literal = literal_ip(host)
                 if literal is not None and not address_allowed(literal, self._networks):
-                    reason = f"{literal} is outside the networks this platform calls"
-            except EndpointRefusedError as exc:
-                reason = str(exc)
+                    reason = "the endpoint's address is outside the networks this platform calls"
+            except EndpointRefusedError:
+                reason = "the endpoint is not a URL this platform calls"
             if len(self._refusals) > 10_000:
                 self._refusals.clear()
             self._refusals[endpoint] = reason
@@ -146,9 +173,10 @@ class BotClient:
         try:
             result = jsonrpc.decode_reply(raw.reply, request_id)
         except jsonrpc.MalformedReplyError as exc:
-            return _with_fault(raw, FaultKind.MALFORMED_REPLY, str(exc))
+            return _with_fault(raw, FaultKind.MALFORMED_REPLY, excerpt(str(exc)))
         except jsonrpc.BotRpcError as exc:
-            return _with_fault(raw, FaultKind.RPC_ERROR, f"the bot answered an error: {exc}")
+            return _with_fault(raw, FaultKind.RPC_ERROR,
+                               f"the bot answered an error: {excerpt(str(exc))}")
         return CallResult(request=body, result=result, reply=raw.reply, status=raw.status,
                           latency=raw.latency)
 
@@ -173,7 +201,10 @@ class BotClient:
 
     async def _post(self, endpoint: str, secret: str, body: bytes, time_limit: float,
                     retry: bool) -> CallResult:
-        """Send one request and read the raw reply; faults only for transport failures."""
+        """Send one request and read the raw reply; faults only for transport failures.
+
+        :raises PlatformResourceError: if the platform is out of descriptors or memory.
+        """
         if self._session is None:
             raise RuntimeError("BotClient.start() was not called")
         refusal = self._refusal(endpoint)
@@ -182,8 +213,12 @@ class BotClient:
         deadline = time.monotonic() + time_limit
         started = time.perf_counter()
         attempts = 2 if retry else 1
+        stamp = 0
         for attempt in range(attempts):
-            timestamp = str(int(time.time()))
+            # A second attempt carries a later timestamp than the first, hence another
+            # signature: a bot that refuses a signature it has seen (a replay) takes it.
+            stamp = max(int(time.time()), stamp + 1)
+            timestamp = str(stamp)
             headers = {
                 "Content-Type": "application/json",
                 signing.TIMESTAMP_HEADER: timestamp,
@@ -198,10 +233,11 @@ class BotClient:
                             reply = await self._read_capped(response)
                         except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError,
                                 aiohttp.ClientOSError) as exc:
+                            _raise_if_exhausted(exc)
                             # The bot answered, then its reply broke off: a bad reply from
                             # a reachable bot, not a bot that cannot be reached.
                             return self._fault(body, started, FaultKind.MALFORMED_REPLY,
-                                               f"the reply broke off: {exc}")
+                                               f"the reply broke off: {_describe(exc)}")
                         return CallResult(request=body, reply=reply, status=response.status,
                                           latency=time.perf_counter() - started)
             except _ReplyTooLargeError:
@@ -209,30 +245,33 @@ class BotClient:
                     FaultKind.MALFORMED_REPLY,
                     f"the reply is larger than {self._config.max_reply_bytes} bytes"),
                     latency=time.perf_counter() - started)
-            except aiohttp.ConnectionTimeoutError:
-                return self._fault(body, started, FaultKind.UNREACHABLE,
-                                   f"could not connect within {self._config.connect_timeout} s")
-            except TimeoutError:
-                # Before aiohttp.ClientError: a read timeout is also a ClientError subclass.
-                return self._fault(body, started, FaultKind.TIMEOUT,
-                                   f"no reply within {time_limit:g} s")
-            except aiohttp.ClientConnectorError as exc:
-                return self._fault(body, started, FaultKind.UNREACHABLE,
-                                   f"cannot connect to {endpoint}: {exc.os_error or exc}")
-            except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
-                # The connection dropped before any reply (often a kept-alive connection the
-                # bot had just closed): the same request once more, if time is left.
-                if attempt + 1 < attempts and deadline - time.monotonic() > 0.05:
+            except (TimeoutError, aiohttp.ClientError, ValueError, OSError) as exc:
+                _raise_if_exhausted(exc)
+                kind, message, again = self._failure(exc, time_limit)
+                if again and attempt + 1 < attempts and deadline - time.monotonic() > 0.05:
                     continue
-                return self._fault(body, started, FaultKind.UNREACHABLE,
-                                   f"the connection was lost before a reply: {exc}")
-            except aiohttp.ClientResponseError as exc:
-                return self._fault(body, started, FaultKind.MALFORMED_REPLY,
-                                   f"not a valid HTTP reply: {exc.message}")
-            except (aiohttp.ClientError, ValueError, OSError) as exc:
-                return self._fault(body, started, FaultKind.UNREACHABLE,
-                                   f"cannot call {endpoint}: {type(exc).__name__}: {exc}")
+                return self._fault(body, started, kind, message)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _failure(self, exc: BaseException, time_limit: float) -> tuple[FaultKind, str, bool]:
+        """A failed request as (fault, message, worth another attempt)."""
+        if isinstance(exc, aiohttp.ConnectionTimeoutError):
+            return (FaultKind.UNREACHABLE,
+                    f"could not connect within {self._config.connect_timeout:g} s", False)
+        if isinstance(exc, TimeoutError):
+            # Before aiohttp.ClientError: a read timeout is also a ClientError subclass.
+            return FaultKind.TIMEOUT, f"no reply within {time_limit:g} s", False
+        if isinstance(exc, aiohttp.ClientConnectorError):
+            return FaultKind.UNREACHABLE, f"cannot connect: {_describe(exc.os_error)}", False
+        if isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError):
+            # The connection dropped before any reply (often a kept-alive connection the
+            # bot had just closed): the same request once more, if time is left.
+            return (FaultKind.UNREACHABLE,
+                    f"the connection was lost before a reply: {_describe(exc)}", True)
+        if isinstance(exc, aiohttp.ClientResponseError):
+            return (FaultKind.MALFORMED_REPLY,
+                    f"not a valid HTTP reply: {excerpt(exc.message)}", False)
+        return FaultKind.UNREACHABLE, f"cannot call the bot: {_describe(exc)}", False
 
     async def _read_capped(self, response: aiohttp.ClientResponse) -> bytes:
         cap = self._config.max_reply_bytes
@@ -262,6 +301,43 @@ def _with_fault(raw: CallResult, kind: FaultKind, message: str) -> CallResult:
                       status=raw.status, latency=raw.latency)
 
 
-def _preview(body: bytes, limit: int = 200) -> str:
-    text = body[:limit].decode("utf-8", errors="replace")
-    return text + ("..." if len(body) > limit else "") if text else "(empty body)"
+def _preview(body: bytes) -> str:
+    text = excerpt(body[:EXCERPT + 1].decode("utf-8", errors="replace"))
+    return text or "(empty body)"
+
+
+def _exhausted(exc: BaseException | None) -> OSError | None:
+    """The error in ``exc``'s chain that says the platform is out of descriptors or
+    memory, if there is one (aiohttp wraps the OS's error, sometimes twice)."""
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, socket.gaierror) and exc.errno == socket.EAI_MEMORY:
+            return exc
+        if isinstance(exc, OSError) and exc.errno in RESOURCE_ERRNOS:
+            return exc
+        inner = getattr(exc, "os_error", None)
+        exc = inner if isinstance(inner, BaseException) and inner is not exc else (
+            exc.__cause__ or exc.__context__)
+        seen += 1
+    return None
+
+
+def _raise_if_exhausted(exc: BaseException) -> None:
+    found = _exhausted(exc)
+    if found is not None:
+        raise PlatformResourceError(
+            f"the platform is short of its own resources: {_describe(found)}") from exc
+
+
+def _describe(exc: BaseException | None) -> str:
+    """An error in words that never quote an address or a URL (the OS's and aiohttp's
+    messages do: "Connect call failed ('10.0.0.7', 8001)")."""
+    if exc is None:
+        return "unknown error"
+    if isinstance(exc, socket.gaierror):
+        return f"the host name does not resolve ({exc.strerror})"
+    if isinstance(exc, OSError) and exc.errno:
+        return os.strerror(exc.errno)
+    if isinstance(exc, AddressRefusedError):
+        return str(exc)
+    return type(exc).__name__

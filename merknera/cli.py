@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from merknera import logfilter
 from merknera.assets import AssetError
 from merknera.config import ConfigError, add_config_arguments, load_config, overrides_from_args
 from merknera.store import Database, StoreError, users
@@ -161,6 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     logging.basicConfig(level=config.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logfilter.install()
     try:
         if args.command == "assets":
             if args.assets_command == "verify":

@@ -109,6 +109,33 @@ class Config:
     admin_token: str = ""
     """The token of the admin API (``Authorization: Bearer <token>``); empty = no admin."""
 
+    max_games_per_owner: int = 0
+    """Games one owner's bots may be in at once (fair share); 0 = a quarter of
+    ``concurrency``."""
+    registration_burst: int = 10
+    """Registrations a user may make in a row..."""
+    registration_interval: float = 6.0
+    """...after which one more is allowed every this many seconds."""
+    max_bots_per_user: int = 20
+    """Bot names one user may register."""
+
+    idle_timeout: float = 15.0
+    """Seconds a client connection may go without sending a whole request's head (idle,
+    kept alive, or sending its headers slowly) before it is closed."""
+    body_timeout: float = 15.0
+    """Seconds a client has to send a request body."""
+    max_connections: int = 4096
+    """Client connections open at once on every listener together (lowered at start-up to
+    what the open-files limit allows)."""
+    max_connections_per_client: int = 64
+    """Connections one client address (an IPv6 /64) may hold open at once."""
+    max_streams_per_client: int = 8
+    """Live event streams one client address may hold open at once."""
+    auth_failure_burst: int = 10
+    """Wrong tokens one client address may send in a row..."""
+    auth_failure_interval: float = 1.0
+    """...after which it may try one more every this many seconds (429 with Retry-After)."""
+
     log_level: str = "INFO"
     """Logging level of the platform process."""
 
@@ -137,6 +164,12 @@ class Config:
     def networks(self) -> tuple[IPNetwork, ...]:
         """``allowed_networks`` parsed."""
         return tuple(ipaddress.ip_network(net, strict=False) for net in self.allowed_networks)
+
+    @property
+    def owner_share(self) -> int:
+        """Games one owner's bots may be in at once: ``max_games_per_owner``, or a quarter
+        of ``concurrency`` (at least one) when that is 0."""
+        return self.max_games_per_owner or max(1, self.concurrency // 4)
 
     def rules_for(self, mnemonic: str) -> GameRules:
         """The rules of play for one game: its overrides, else the global values."""
@@ -218,6 +251,14 @@ def _validate(config: Config) -> Config:
     need(config.max_games_per_bot >= 1, "max_games_per_bot", "must be at least 1")
     need(config.fault_window >= 1, "fault_window", "must be at least 1")
     need(0 <= config.fault_share <= 1, "fault_share", "must be between 0 and 1")
+    need(config.max_games_per_owner >= 0, "max_games_per_owner",
+         "must not be negative (0 = a quarter of concurrency)")
+    for key in ("registration_burst", "max_bots_per_user", "max_connections",
+                "max_connections_per_client", "max_streams_per_client", "auth_failure_burst"):
+        need(getattr(config, key) >= 1, key, "must be at least 1")
+    for key in ("registration_interval", "idle_timeout", "body_timeout",
+                "auth_failure_interval"):
+        need(getattr(config, key) > 0, key, "must be greater than 0")
     need(bool(config.db), "db", "must name a file")
     need(config.log_level.upper() in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
          "log_level", "must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL")

@@ -1,9 +1,10 @@
 """``merknera demo`` (what ``make run`` runs): the platform plus reference bots, playing.
 
-It starts the platform on the configured SQLite file with the ladder on, issues a token for
-the ``demo`` user,
-starts the reference bots as separate processes that register over HTTP, prints a line per
-finished game and a running W/D/L table, and stops everything on Ctrl-C.
+It starts the platform on the configured SQLite file with the ladder on, issues a token to
+each bot's owner (one user per bot, as if each had its own author: the fair share of games
+and the registration limits are per user), starts the reference bots as separate
+processes that register over HTTP, prints a line per finished game and a running W/D/L
+table, and stops everything on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -36,6 +37,12 @@ class DemoBot:
     downloads: bool = False
     """Whether it takes ``--cache DIR`` for the game assets it downloads."""
 
+    @property
+    def owner(self) -> str:
+        """The user that owns it: its name in lower case, words joined by dashes."""
+        words = "".join(c if c.isalnum() else " " for c in self.name.lower()).split()
+        return "demo-" + "-".join(words)
+
 
 DEMO_BOTS: tuple[DemoBot, ...] = (
     DemoBot("bots.tictactoe", "perfect", "Perfect Polly"),
@@ -59,15 +66,14 @@ DEMO_BOTS: tuple[DemoBot, ...] = (
 )
 DEMO_GAMES = ("TICTACTOE", "SCRABBLE", "SQUELCH", "HEXAGONS", "NOUGHTSANDCROSSES",
               "NUMBERWANG", "KALAHA")
-DEMO_USER = "demo"
 
 
-async def _token(db: Database) -> str:
-    """A fresh token of the demo user (tokens are stored hashed, so an old one is lost)."""
-    if await users.get_user(db, DEMO_USER) is None:
-        _, token = await users.create_user(db, DEMO_USER, "make run")
+async def _token(db: Database, owner: str) -> str:
+    """A fresh token of a demo user (tokens are stored hashed, so an old one is lost)."""
+    if await users.get_user(db, owner) is None:
+        _, token = await users.create_user(db, owner, "make run")
         return token
-    return await users.issue_token(db, DEMO_USER, "make run")
+    return await users.issue_token(db, owner, "make run")
 
 
 async def _start_bot(bot: DemoBot, base_url: str, token: str, version: str,
@@ -132,7 +138,6 @@ async def run_demo(config: Config) -> int:
         print(f"  open {live.base_url}/ in a browser: leaderboards, bots, replays and live "
               f"games; the JSON API is described at {live.base_url}/api/openapi.json",
               flush=True)
-        token = await _token(platform.db)
         version = time.strftime("demo-%Y%m%d-%H%M%S")
         processes: list[asyncio.subprocess.Process] = []
         bot_log = Path(f"{live.db}.bots.log")
@@ -141,8 +146,8 @@ async def run_demo(config: Config) -> int:
                 with bot_log.open("ab") as log_file:  # noqa: ASYNC230 (once, at start-up)
                     for bot in DEMO_BOTS:
                         processes.append(await _start_bot(
-                            bot, live.base_url, token, version, log_file,
-                            Path(f"{live.db}.bot-cache")))
+                            bot, live.base_url, await _token(platform.db, bot.owner), version,
+                            log_file, Path(f"{live.db}.bot-cache")))
                 print(f"started {len(processes)} reference bots (version {version}, their logs "
                       f"in {bot_log}); Ctrl-C stops everything", flush=True)
                 printer = asyncio.create_task(_print_games(queue, platform))

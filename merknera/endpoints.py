@@ -26,6 +26,15 @@ class EndpointRefusedError(ValueError):
     """An endpoint URL the platform will not call, with the reason."""
 
 
+class AddressRefusedError(OSError):
+    """A host that resolves only to addresses outside the allowed networks.
+
+    An OSError, raised by :class:`PolicyResolver`, so that aiohttp treats it as a failed
+    lookup; its message names neither the host nor its addresses (it ends up in fault
+    messages, which everybody may read).
+    """
+
+
 def parse_endpoint(url: str) -> URL:
     """Check the shape of an endpoint URL.
 
@@ -69,24 +78,39 @@ def literal_ip(host: str) -> str | None:
         return None
 
 
+async def _resolve(parsed: URL) -> list[str]:
+    """The addresses of a parsed endpoint's host.
+
+    :raises OSError: (or UnicodeError) if the host does not resolve.
+    """
+    host = parsed.raw_host or ""
+    literal = literal_ip(host)
+    if literal is not None:
+        return [literal]
+    infos = await asyncio.get_running_loop().getaddrinfo(host, parsed.port,
+                                                         type=socket.SOCK_STREAM)
+    return sorted({str(info[4][0]) for info in infos})
+
+
+async def endpoint_addresses(url: str) -> list[str]:
+    """The addresses an endpoint URL resolves to now ([] if it does not)."""
+    try:
+        return await _resolve(parse_endpoint(url))
+    except (EndpointRefusedError, OSError, UnicodeError):
+        return []
+
+
 async def check_endpoint(url: str, networks: Sequence[IPNetwork]) -> URL:
     """Check an endpoint's shape and that every address of its host is allowed.
 
     :raises EndpointRefusedError: with the reason.
     """
     parsed = parse_endpoint(url)
-    host = parsed.raw_host or ""
-    literal = literal_ip(host)
-    if literal is not None:
-        addresses = [literal]
-    else:
-        try:
-            infos = await asyncio.get_running_loop().getaddrinfo(
-                host, parsed.port, type=socket.SOCK_STREAM)
-        except (OSError, UnicodeError) as exc:
-            raise EndpointRefusedError(f'the endpoint host "{host}" does not resolve ({exc})'
-                                       ) from None
-        addresses = sorted({str(info[4][0]) for info in infos})
+    try:
+        addresses = await _resolve(parsed)
+    except (OSError, UnicodeError) as exc:
+        raise EndpointRefusedError(
+            f'the endpoint host "{parsed.raw_host}" does not resolve ({exc})') from None
     refused = [address for address in addresses if not address_allowed(address, networks)]
     if refused:
         raise EndpointRefusedError(
@@ -108,7 +132,8 @@ class PolicyResolver(AbstractResolver):
         results = await self._inner.resolve(host, port, family)
         allowed = [r for r in results if address_allowed(r["host"], self._networks)]
         if not allowed:
-            raise OSError(f"{host} resolves only to addresses outside the allowed networks")
+            raise AddressRefusedError(
+                "the endpoint resolves only to addresses outside the allowed networks")
         return allowed
 
     async def close(self) -> None:

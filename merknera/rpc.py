@@ -3,6 +3,10 @@
 The envelope is read by :mod:`merknera.protocol.jsonrpc` in either dialect and answered in
 the dialect of the request.  Unexpected exceptions never reach the caller: they are logged
 and answered with a fixed "Internal error".
+
+A request that carries a ``token`` is an attempt at the caller's identity: a client that
+sends wrong tokens is slowed down (:class:`merknera.guard.AuthThrottle`), and while it must
+wait its requests with a token are answered with HTTP 429 unread.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from merknera.games import JSON, JSONObject
+from merknera.guard import BodyError, Caller, Guard, RateLimitedError
 from merknera.protocol import jsonrpc
 from merknera.scheduler.registration import Registrar, RegistrationError, RegistrationRequest
 
@@ -20,16 +25,18 @@ log = logging.getLogger(__name__)
 
 MAX_REQUEST_BYTES = 64 * 1024
 
-Method = Callable[[JSONObject], Awaitable[JSON]]
-"""A bot-initiated method: the (lower-cased) params in, the result out; refusals raise
-:class:`jsonrpc.RpcError`."""
+
+Method = Callable[[JSONObject, Caller], Awaitable[JSON]]
+"""A bot-initiated method: the (lower-cased) params and the caller in, the result out;
+refusals raise :class:`jsonrpc.RpcError`."""
 
 
 class RpcService:
     """The table of bot-initiated methods and the HTTP handler that serves them."""
 
-    def __init__(self, registrar: Registrar) -> None:
+    def __init__(self, registrar: Registrar, guard: Guard) -> None:
         self._registrar = registrar
+        self._guard = guard
         self._methods: dict[str, Method] = {
             "RegistrationService.Register": self._register,
         }
@@ -38,59 +45,57 @@ class RpcService:
         """Serve another method (later games add their bot-initiated calls)."""
         self._methods[name] = method
 
-    async def _register(self, params: JSONObject) -> JSON:
+    async def _register(self, params: JSONObject, _caller: Caller) -> JSON:
         try:
             return await self._registrar.register(RegistrationRequest.from_params(params))
         except RegistrationError as exc:
-            raise jsonrpc.RpcError(exc.code, exc.message) from None
+            raise jsonrpc.RpcError(exc.code, exc.message, exc.retry_after) from None
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """The aiohttp handler of ``POST /rpc``."""
-        if request.content_length is not None and request.content_length > MAX_REQUEST_BYTES:
-            return _too_large()
-        chunks: list[bytes] = []
-        size = 0
         try:
-            # read() returns what has arrived so far, not the whole body: read to the end.
-            while chunk := await request.content.read(MAX_REQUEST_BYTES + 1 - size):
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > MAX_REQUEST_BYTES:
-                    return _too_large()
-        except (OSError, ValueError) as exc:
-            log.info("could not read an /rpc request: %s", exc)
-            return web.Response(status=400, text="cannot read the request body")
-        body = b"".join(chunks)
+            body = await self._guard.read_body(request, MAX_REQUEST_BYTES)
+        except BodyError as exc:
+            error = jsonrpc.RpcError(jsonrpc.INVALID_REQUEST, f"Invalid request: {exc.message}")
+            return _reply(jsonrpc.error_reply(jsonrpc.Dialect.V2, None, error), exc.status)
         try:
             call = jsonrpc.parse_request(body)
         except jsonrpc.RequestError as exc:
             return _reply(jsonrpc.error_reply(exc.dialect, exc.request_id, exc))
+        caller = Caller(request.remote)
         method = self._methods.get(call.method)
         try:
             if method is None:
                 raise jsonrpc.RpcError(jsonrpc.METHOD_NOT_FOUND,
                                        f'Method not found: "{call.method}"')
-            result = await method(call.params)
+            if "token" in call.params:
+                try:
+                    self._guard.auth.check(caller.client)
+                except RateLimitedError as exc:
+                    raise jsonrpc.RpcError(jsonrpc.RATE_LIMITED, exc.message,
+                                           exc.retry_after) from None
+            result = await method(call.params, caller)
         except jsonrpc.RpcError as exc:
+            if exc.code == jsonrpc.UNKNOWN_TOKEN:
+                self._guard.auth.failed(caller.client)
             reply = jsonrpc.error_reply(call.dialect, call.id, exc)
+            if exc.retry_after is not None:
+                retry = RateLimitedError(exc.message, exc.retry_after).retry_after_header
+                return _reply(reply, 429, {"Retry-After": retry},
+                              empty=call.is_notification)
         except Exception:
             log.exception("/rpc %s failed", call.method)
             reply = jsonrpc.error_reply(call.dialect, call.id, jsonrpc.RpcError(
                 jsonrpc.INTERNAL_ERROR, "Internal error"))
         else:
             reply = jsonrpc.success_reply(call.dialect, call.id, result)
-        if call.is_notification:
-            # Merknera's server wrote nothing for a notification: an empty HTTP 200.
-            return web.Response(status=200)
-        return _reply(reply)
+        return _reply(reply, empty=call.is_notification)
 
 
-def _reply(reply: JSONObject, status: int = 200) -> web.Response:
-    return web.Response(body=jsonrpc.dumps(reply), status=status,
+def _reply(reply: JSONObject, status: int = 200, headers: dict[str, str] | None = None,
+           empty: bool = False) -> web.Response:
+    if empty:
+        # Merknera's server wrote nothing for a notification: an empty body.
+        return web.Response(status=status, headers=headers)
+    return web.Response(body=jsonrpc.dumps(reply), status=status, headers=headers,
                         content_type="application/json", charset="utf-8")
-
-
-def _too_large() -> web.Response:
-    error = jsonrpc.RpcError(jsonrpc.INVALID_REQUEST,
-                             f"Invalid request: larger than {MAX_REQUEST_BYTES} bytes")
-    return _reply(jsonrpc.error_reply(jsonrpc.Dialect.V2, None, error), status=413)

@@ -44,11 +44,10 @@ async def running(config: Config) -> AsyncIterator[tuple[Config, Platform]]:
     config = dataclasses.replace(config, port=sock.getsockname()[1])
     platform = Platform(config)
     runner = web.AppRunner(build_app(config, platform), access_log=None, handle_signals=False,
-                           shutdown_timeout=2.0)
+                           shutdown_timeout=2.0, **platform.guard.runner_options())
     try:
         await runner.setup()
-        site = web.SockSite(runner, sock)
-        await site.start()
+        await platform.guard.site(runner, sock).start()
         yield config, platform
     finally:
         await runner.cleanup()

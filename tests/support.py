@@ -51,9 +51,11 @@ class Arena:
             await self.platform.scheduler.wait_idle()
             await self.platform.scheduler.arena.notifier.drain()
 
-    async def game(self, game_id: int) -> dict[str, Any]:
-        """A game as the results API shows it."""
-        response = await self.client.get(f"/api/games/{game_id}")
+    async def game(self, game_id: int, *, as_owner: bool = True) -> dict[str, Any]:
+        """A game as the results API shows it: to the owner of the bots (alice, who sees
+        the calls' bodies), or to anybody."""
+        headers = {"Authorization": f"Bearer {self.token}"} if as_owner else {}
+        response = await self.client.get(f"/api/games/{game_id}", headers=headers)
         assert response.status == 200
         found = await response.json()
         assert isinstance(found, dict)

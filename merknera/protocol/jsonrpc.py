@@ -36,6 +36,9 @@ ENDPOINT_REFUSED: Final = -32004
 UNKNOWN_GAME_ID: Final = -32005
 ASSET_MISMATCH: Final = -32006
 NOT_ALLOWED: Final = -32007
+RATE_LIMITED: Final = -32008
+"""Too many attempts (wrong tokens from one address, registrations of one user); the HTTP
+status is 429 with a ``Retry-After`` header."""
 
 
 class Dialect(enum.Enum):
@@ -50,12 +53,14 @@ class EnvelopeError(ValueError):
 
 
 class RpcError(Exception):
-    """An error answer to a request: a JSON-RPC code and a message for the caller."""
+    """An error answer to a request: a JSON-RPC code and a message for the caller (and for
+    :data:`RATE_LIMITED`, the seconds until the caller may try again)."""
 
-    def __init__(self, code: int, message: str) -> None:
+    def __init__(self, code: int, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.retry_after = retry_after
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")

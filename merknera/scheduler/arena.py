@@ -6,19 +6,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import logging
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from merknera.assets import AssetStore
-from merknera.botclient import BotClient
+from merknera.botclient import BotClient, PlatformResourceError
 from merknera.config import Config
 from merknera.events import EventBus, GameFinished
 from merknera.games import JSON, AnyGame, JSONObject
 from merknera.scheduler.presence import Presence
 from merknera.scheduler.readiness import Readiness
+from merknera.scheduler.slots import Slots
 from merknera.store import Database
 from merknera.store.bots import Bot
+
+log = logging.getLogger(__name__)
 
 
 class Notifier:
@@ -51,7 +55,11 @@ class Notifier:
         if after is not None:
             await asyncio.gather(after, return_exceptions=True)
         for method, params in calls:
-            await self._client.notify(bot.endpoint, bot.secret, method, params)
+            try:
+                await self._client.notify(bot.endpoint, bot.secret, method, params)
+            except PlatformResourceError as exc:
+                # Replies are ignored, and no bot is at fault: the call is dropped.
+                log.warning("%s to bot %d not sent: %s", method, bot.id, exc)
 
     async def drain(self) -> None:
         """Wait for every call under way to be delivered or to fail."""
@@ -78,8 +86,8 @@ class Arena:
     presence: Presence
     events: EventBus
     notifier: Notifier
-    slots: asyncio.Semaphore
-    """One permit per game in active play (``concurrency``)."""
+    slots: Slots
+    """One place per game in active play (``concurrency``; a fair share per owner)."""
     games: Mapping[str, AnyGame]
     """Every hosted game by mnemonic, set up with its assets."""
     assets: AssetStore

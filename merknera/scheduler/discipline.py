@@ -16,7 +16,7 @@ import sqlite3
 from merknera.events import GameFinished
 from merknera.games import Outcome, Termination
 from merknera.scheduler.core import Scheduler
-from merknera.store import bots, games, logs, now
+from merknera.store import bots, games, logs, now, users
 from merknera.store.bots import Bot
 
 log = logging.getLogger(__name__)
@@ -57,6 +57,33 @@ class Discipline:
             self._arena.presence.restored(bot)
         return bot
 
+    async def suspend(self, user_name: str, reason: str) -> list[int] | None:
+        """Suspend a user: no registration of theirs is taken, and their current bots are
+        disabled until the suspension is lifted.  Returns the ids of the bots disabled;
+        None if there is no such user."""
+        stamp = now()
+        done = await self._arena.db.transaction(
+            lambda conn: _suspend(conn, user_name, reason, stamp))
+        if done is None:
+            return None
+        bot_ids, ended = done
+        log.info("user %s suspended (%s); bots disabled: %s", user_name, reason, bot_ids)
+        self._arena.presence.retired(bot_ids)
+        await self._scheduler.cancel(ended)
+        return bot_ids
+
+    async def unsuspend(self, user_name: str) -> list[int] | None:
+        """Lift a user's suspension; the bots it disabled are enabled again (and play once
+        they answer a ping).  Returns their ids; None if there is no such user."""
+        back = await self._arena.db.transaction(lambda conn: _unsuspend(conn, user_name))
+        if back is None:
+            return None
+        for bot in back:
+            self._arena.presence.restored(bot)
+        log.info("user %s no longer suspended; bots enabled: %s", user_name,
+                 [bot.id for bot in back])
+        return [bot.id for bot in back]
+
     async def after_game(self, bot_ids: list[int]) -> None:
         """Apply the fault rule to bots that were at fault in a game just finished."""
         config = self._arena.config
@@ -76,11 +103,11 @@ class Discipline:
 
 
 def _disable(conn: sqlite3.Connection, bot_id: int, by: str, reason: str,
-             stamp: str) -> list[int] | None:
+             stamp: str, with_owner: bool = False) -> list[int] | None:
     found = conn.execute("SELECT status FROM bots WHERE id = ?", (bot_id,)).fetchone()
     if found is None or found[0] not in ("ONLINE", "OFFLINE"):
         return None
-    unfinished = bots.disable(conn, bot_id, by, reason)
+    unfinished = bots.disable(conn, bot_id, by, reason, with_owner)
     ended = Outcome.no_result(Termination.ABORTED, f"bot {bot_id} was disabled: {reason}")
     for game_id in unfinished:
         lines = [(seated, f"Game ended without a result (gameId: {game_id}): {ended.detail}")
@@ -96,3 +123,28 @@ def _enable(conn: sqlite3.Connection, bot_id: int) -> Bot | None:
     if bot is not None:
         logs.add(conn, bot_id, "Enabled again; it plays once it answers a ping")
     return bot
+
+
+def _suspend(conn: sqlite3.Connection, user_name: str, reason: str,
+             stamp: str) -> tuple[list[int], list[int]] | None:
+    user = users.by_name(conn, user_name)
+    if user is None:
+        return None
+    users.set_suspended(conn, user.id, reason)
+    disabled, ended = [], []
+    for bot_id in bots.current_of(conn, user.id):
+        unfinished = _disable(conn, bot_id, "ADMIN", f"its owner {user.name} was suspended: "
+                              f"{reason}", stamp, with_owner=True)
+        if unfinished is not None:
+            disabled.append(bot_id)
+            ended += unfinished
+    return disabled, ended
+
+
+def _unsuspend(conn: sqlite3.Connection, user_name: str) -> list[Bot] | None:
+    user = users.by_name(conn, user_name)
+    if user is None:
+        return None
+    users.set_suspended(conn, user.id, None)
+    return [bot for bot_id in bots.disabled_with_owner(conn, user.id)
+            if (bot := _enable(conn, bot_id)) is not None]

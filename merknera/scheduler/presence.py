@@ -13,7 +13,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from merknera.botclient import BotClient
+from merknera.botclient import BotClient, PlatformResourceError
 from merknera.config import Config
 from merknera.events import BotStatusChanged, EventBus
 from merknera.store import Database, bots, logs
@@ -181,7 +181,13 @@ class Presence:
             return False
         pinged = entry.bot
         async with self._ping_slots:
-            reply = await self._client.ping(pinged.endpoint, pinged.secret)
+            try:
+                reply = await self._client.ping(pinged.endpoint, pinged.secret)
+            except PlatformResourceError as exc:
+                # Says nothing about the bot: it keeps its state and is pinged again soon.
+                log.warning("could not ping bot %d: %s", bot_id, exc)
+                entry.next_ping = time.monotonic() + self._config.offline_retry_min
+                return entry.online.is_set()
         if self._bots.get(bot_id) is not entry:
             return False
         if entry.bot is not pinged:

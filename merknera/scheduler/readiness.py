@@ -15,7 +15,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from merknera.assets import AssetStore
+from merknera.endpoints import endpoint_addresses
 from merknera.games import JSON, AnyGame, JSONObject
+from merknera.guard import Caller, same_host
 from merknera.protocol import jsonrpc
 from merknera.store import Database, logs, users
 from merknera.store.users import User
@@ -75,6 +77,7 @@ class _Seat:
     bot_name: str
     user_id: int
     ready: bool
+    endpoint: str
 
 
 class ReadyService:
@@ -85,8 +88,12 @@ class ReadyService:
         self._assets = assets
         self._readiness = readiness
 
-    async def ready(self, game: AnyGame, params: JSONObject) -> JSON:
+    async def ready(self, game: AnyGame, params: JSONObject, caller: Caller) -> JSON:
         """Check a Ready call and mark the seat ready; returns ``{"status": "OK"}``.
+
+        The seat is named by ``botname`` with its owner's ``token``; a Ready with neither
+        (Merknera's wiki had no such params) is taken only from the address the preparing
+        seat's endpoint resolves to.
 
         :raises jsonrpc.RpcError: saying precisely what was wrong.
         """
@@ -106,6 +113,9 @@ class ReadyService:
         if botname is not None and token is None:
             raise jsonrpc.RpcError(jsonrpc.INVALID_PARAMS,
                                    'The param "token" is required with "botname"')
+        if token is not None and botname is None:
+            raise jsonrpc.RpcError(jsonrpc.INVALID_PARAMS,
+                                   'The param "botname" is required with "token"')
         if token is not None and not isinstance(token, str):
             raise jsonrpc.RpcError(jsonrpc.INVALID_PARAMS, 'The param "token" must be a string')
         found = await self._db.read(lambda conn: _game_seats(conn, game_id))
@@ -129,7 +139,7 @@ class ReadyService:
                     f"from {expected.name}'s URL in {game.prefix}.NewGame")
         if status == "RUNNING":
             return {"status": "OK"}  # it began already: a repeated Ready changes nothing
-        seat = await self._identify(game_id, seats, botname, token)
+        seat = await self._identify(game_id, seats, botname, token, caller)
         def record(conn: sqlite3.Connection) -> None:
             conn.execute("UPDATE seats SET ready = 1 WHERE game_id = ? AND seat = ?",
                          (game_id, seat.seat))
@@ -141,18 +151,9 @@ class ReadyService:
         return {"status": "OK"}
 
     async def _identify(self, game_id: int, seats: list[_Seat], botname: str | None,
-                        token: str | None) -> _Seat:
+                        token: str | None, caller: Caller) -> _Seat:
         if botname is None:
-            # Merknera's wiki had no botname: then the one seat still preparing is meant.
-            # (Without a name nothing is authenticated; bots should send botname + token.)
-            waiting = set(self._readiness.preparing(game_id, [seat.seat for seat in seats]))
-            preparing = [seat for seat in seats if seat.seat in waiting]
-            if len(preparing) == 1:
-                return preparing[0]
-            raise jsonrpc.RpcError(
-                jsonrpc.INVALID_PARAMS,
-                f"{len(preparing)} seats of game {game_id} are preparing: "
-                'say which is yours with "botname" (and "token")')
+            return await self._by_address(game_id, seats, caller)
         mine = [seat for seat in seats if seat.bot_name == botname]
         if not mine:
             raise jsonrpc.RpcError(jsonrpc.NOT_ALLOWED,
@@ -161,8 +162,34 @@ class ReadyService:
         if owner is None or owner.id != mine[0].user_id:
             raise jsonrpc.RpcError(jsonrpc.UNKNOWN_TOKEN,
                                    f'That token does not own the bot "{botname}"')
+        if owner.suspended:
+            raise jsonrpc.RpcError(jsonrpc.NOT_ALLOWED,
+                                   f'User "{owner.name}" is suspended by an admin')
         # A bot seated twice (it cannot be, by the scheduler) would be ready twice over.
         return next((seat for seat in mine if not seat.ready), mine[0])
+
+
+    async def _by_address(self, game_id: int, seats: list[_Seat], caller: Caller) -> _Seat:
+        """The seat a nameless Ready (Merknera's wiki form) is for: the one preparing seat
+        whose endpoint resolves to the caller's address.  Anyone else could otherwise
+        start a game while its bot is still downloading, by knowing the public hashes."""
+        waiting = set(self._readiness.preparing(game_id, [seat.seat for seat in seats]))
+        preparing = [seat for seat in seats if seat.seat in waiting]
+        hosts = await asyncio.gather(*(endpoint_addresses(seat.endpoint) for seat in preparing))
+        theirs = [seat for seat, addresses in zip(preparing, hosts, strict=True)
+                  if caller.address is not None
+                  and any(same_host(caller.address, address) for address in addresses)]
+        if len(theirs) == 1:
+            return theirs[0]
+        if not theirs:
+            raise jsonrpc.RpcError(
+                jsonrpc.NOT_ALLOWED,
+                f"No seat of game {game_id} preparing for it has its endpoint at the address "
+                'this call came from: send "botname" and "token" to say which seat is yours')
+        raise jsonrpc.RpcError(
+            jsonrpc.INVALID_PARAMS,
+            f"{len(theirs)} seats of game {game_id} at your address are preparing: say which "
+            'is yours with "botname" and "token"')
 
 
 def _game_seats(conn: sqlite3.Connection,
@@ -171,9 +198,11 @@ def _game_seats(conn: sqlite3.Connection,
                        (game_id,)).fetchone()
     if row is None:
         return None
-    seats = [_Seat(r["seat"], r["bot_id"], r["name"], r["user_id"], bool(r["ready"]))
+    seats = [_Seat(r["seat"], r["bot_id"], r["name"], r["user_id"], bool(r["ready"]),
+                   r["endpoint"])
              for r in conn.execute(
-        "SELECT seats.seat, seats.bot_id, seats.ready, bots.name, bots.user_id FROM seats "
+        "SELECT seats.seat, seats.bot_id, seats.ready, bots.name, bots.user_id, bots.endpoint "
+        "FROM seats "
         "JOIN bots ON bots.id = seats.bot_id WHERE seats.game_id = ? ORDER BY seats.seat",
         (game_id,))]
     return row["game"], row["status"], json.loads(row["settings"]), seats

@@ -6,6 +6,7 @@ stores nothing.  The messages are Merknera's (PROTOCOL.md section 2).
 
 from __future__ import annotations
 
+import math
 import re
 import secrets
 import sqlite3
@@ -21,6 +22,8 @@ from merknera.games import (
     UnknownGameError,
     get_game,
 )
+from merknera.guard.throttle import Buckets
+from merknera.names import BotName, NameRefusedError, check_bot_name, check_text
 from merknera.protocol import jsonrpc
 from merknera.protocol.signing import new_secret
 from merknera.scheduler.core import Scheduler
@@ -44,12 +47,14 @@ _FIELDS: tuple[tuple[str, bool, int], ...] = (
 
 
 class RegistrationError(Exception):
-    """A refused registration: a JSON-RPC error code and the message for the bot."""
+    """A refused registration: a JSON-RPC error code and the message for the bot (and, for
+    too many registrations, the seconds until the next may be made)."""
 
-    def __init__(self, code: int, message: str) -> None:
+    def __init__(self, code: int, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.retry_after = retry_after
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,18 @@ class RegistrationRequest:
     programminglanguage: str = ""
     website: str = ""
     description: str = ""
+    name: BotName | None = None
+    """``botname`` checked, with the keys it is compared by (:mod:`merknera.names`)."""
+
+    @property
+    def bot_name(self) -> BotName:
+        """``botname`` checked (made from it when the request was built by hand)."""
+        if self.name is not None:
+            return self.name
+        try:
+            return check_bot_name(self.botname)
+        except NameRefusedError as exc:
+            raise RegistrationError(jsonrpc.INVALID_PARAMS, str(exc)) from None
 
     @classmethod
     def from_params(cls, params: JSONObject) -> RegistrationRequest:
@@ -89,11 +106,17 @@ class RegistrationRequest:
             if len(value) > longest:
                 raise RegistrationError(jsonrpc.INVALID_PARAMS,
                                         f'The param "{name}" is longer than {longest} characters')
-            if name in ("botname", "botversion", "game", "token") and _CONTROL.search(value):
+            # The bot name and version get the finer checks of merknera.names below.
+            if name in ("game", "token") and _CONTROL.search(value):
                 raise RegistrationError(jsonrpc.INVALID_PARAMS,
                                         f'The param "{name}" contains control characters')
             values[name] = value
-        return cls(**values)
+        try:
+            check_text(values["botversion"], "bot version")
+            bot_name = check_bot_name(values["botname"])
+        except NameRefusedError as exc:
+            raise RegistrationError(jsonrpc.INVALID_PARAMS, str(exc)) from None
+        return cls(**values, name=bot_name)
 
 
 @dataclass(frozen=True)
@@ -113,6 +136,8 @@ class Registrar:
     def __init__(self, scheduler: Scheduler) -> None:
         self._scheduler = scheduler
         self._arena = scheduler.arena
+        config = scheduler.arena.config
+        self._registrations = Buckets(config.registration_burst, config.registration_interval)
 
     async def register(self, request: RegistrationRequest) -> JSONObject:
         """Register a bot; returns ``{"message", "secret"}``.
@@ -127,8 +152,20 @@ class Registrar:
                                     f'Game "{request.game}" is not known') from None
         # The token is checked before the endpoint, so that a stranger learns nothing about
         # the networks this platform calls; the transaction checks it again.
-        if await users.find_user_by_token(arena.db, request.token) is None:
+        user = await users.find_user_by_token(arena.db, request.token)
+        if user is None:
             raise _unknown_token(request.token)
+        if user.suspended:
+            raise _suspended(user)
+        wait = self._registrations.take(str(user.id))
+        if wait > 0:
+            config = arena.config
+            raise RegistrationError(
+                jsonrpc.RATE_LIMITED,
+                f'User "{user.name}" has made {config.registration_burst} registrations in '
+                f"quick succession; after that one more is allowed every "
+                f"{config.registration_interval:g} s: try again in {math.ceil(wait)} s",
+                retry_after=wait)
         try:
             await check_endpoint(request.rpcendpoint, arena.config.networks)
         except EndpointRefusedError as exc:
@@ -136,8 +173,9 @@ class Registrar:
                                     f"The rpcendpoint was refused: {exc}") from None
         secret, stamp = new_secret(), now()
         settings = arena.new_game_settings(game.mnemonic)
+        limit = arena.config.max_bots_per_user
         done = await arena.db.transaction(
-            lambda conn: _register(conn, request, game, secret, stamp, settings))
+            lambda conn: _register(conn, request, game, secret, stamp, settings, limit))
         arena.presence.retired(done.retired)
         arena.presence.registered(done.bot)
         await self._scheduler.cancel(done.superseded_games)
@@ -151,13 +189,24 @@ def _unknown_token(token: str) -> RegistrationError:
         f'User with Token "{token}" is not currently registered with Merknera')
 
 
+def _suspended(user: users.User) -> RegistrationError:
+    return RegistrationError(
+        jsonrpc.NOT_ALLOWED,
+        f'User "{user.name}" is suspended by an admin ({user.suspended_reason}); '
+        "no bot of theirs may register")
+
+
 def _register(conn: sqlite3.Connection, request: RegistrationRequest, game: AnyGame,
-              secret: str, stamp: str, settings: dict[str, JSON]) -> _Registered:
+              secret: str, stamp: str, settings: dict[str, JSON],
+              max_names: int) -> _Registered:
     """The registration's one transaction (on the store's writer thread)."""
     user = users.user_for_token(conn, request.token)
     if user is None:
         raise _unknown_token(request.token)
-    name, version = request.botname, request.botversion
+    if user.suspended:
+        raise _suspended(user)
+    bot_name = request.bot_name
+    name, version = bot_name.text, request.botversion
     meta = BotMetadata(request.rpcendpoint, request.programminglanguage, request.website,
                        request.description)
     existing = bots.by_name(conn, name)
@@ -166,6 +215,8 @@ def _register(conn: sqlite3.Connection, request: RegistrationRequest, game: AnyG
             jsonrpc.NAME_TAKEN,
             f'The bot name "{name}" has already been used by another user. '
             "All bot names must be unique, please use another name.")
+    if not existing:
+        _check_new_name(conn, bot_name, user, max_names)
     same = next((b for b in existing if b.version == version), None)
     if same is not None:
         bot = _reregister(conn, same, request, meta)
@@ -175,6 +226,14 @@ def _register(conn: sqlite3.Connection, request: RegistrationRequest, game: AnyG
             "updated. No new games will be scheduled but your bot will be marked as "
             "online and if there are any outstanding games they will be continued."),
             [], [], [])
+    banned = next((b for b in existing if b.status is BotStatus.DISABLED
+                   and b.disabled_by == "ADMIN"), None)
+    if banned is not None:
+        # A new version must not be a way around an admin's decision.
+        raise RegistrationError(
+            jsonrpc.NOT_ALLOWED,
+            f'"{name}" was disabled by an admin ({banned.disabled_reason}); no new version '
+            "of it may be registered until an admin enables it")
     retired = [b.id for b in existing if b.status is not BotStatus.SUPERSEDED]
     superseded_games = bots.supersede(conn, name) if existing else []
     ended = Outcome.no_result(Termination.SUPERSEDED,
@@ -194,6 +253,28 @@ def _register(conn: sqlite3.Connection, request: RegistrationRequest, game: AnyG
                f"A new version of your bot has been registered as {name} "
                f"(version: {version}), good luck with {game.name}!")
     return _Registered(bot, message, new_games, superseded_games, retired)
+
+
+def _check_new_name(conn: sqlite3.Connection, name: BotName, user: users.User,
+                    max_names: int) -> None:
+    """Refuse a new name that looks like a name in use, or one name too many."""
+    alike = bots.look_alikes(conn, name)
+    theirs = next((b for b in alike if b.user_id != user.id), None)
+    if theirs is not None:
+        raise RegistrationError(
+            jsonrpc.NAME_TAKEN,
+            f'The bot name "{name.text}" is too like "{theirs.name}", which another user '
+            "has. All bot names must be unique, please use another name.")
+    if alike:
+        raise RegistrationError(
+            jsonrpc.NOT_ALLOWED,
+            f'The bot name "{name.text}" is too like your bot "{alike[0].name}"; register '
+            "a new version of that one, or choose a name that does not look like it")
+    if bots.names_of(conn, user.id) >= max_names:
+        raise RegistrationError(
+            jsonrpc.NOT_ALLOWED,
+            f'User "{user.name}" has registered {max_names} bot names, as many as a user '
+            "may; register new versions of those")
 
 
 def _reregister(conn: sqlite3.Connection, same: Bot, request: RegistrationRequest,

@@ -16,9 +16,9 @@ import contextlib
 import enum
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
-from merknera.botclient import CallResult
+from merknera.botclient import CallResult, PlatformResourceError
 from merknera.events import GameFinished, MovePlayed
 from merknera.games import (
     CHANCE,
@@ -64,6 +64,10 @@ class _Answer(enum.Enum):
 
 _NEW_GAME_TRIES = 3
 
+RESOURCE_PAUSES = (0.5, 1.0, 2.0, 4.0, 8.0)
+"""Seconds between the tries of a call the platform could not make for want of its own
+descriptors or memory (about 15 s in all before the game ends without a result)."""
+
 
 class GameRunner:
     """Plays one game to its end."""
@@ -72,6 +76,8 @@ class GameRunner:
         self._arena = arena
         self._game_id = game_id
         self._holding_slot = False
+        self._owners: frozenset[int] = frozenset()
+        """The owners of the seated bots: the game counts against each one's fair share."""
 
     async def run(self) -> None:
         """Play the game; never raises except when cancelled."""
@@ -79,6 +85,12 @@ class GameRunner:
             await self._run()
         except asyncio.CancelledError:
             raise
+        except PlatformResourceError as exc:
+            # The platform, not a bot, ran out of descriptors or memory: nobody forfeits.
+            log.warning("game %d: %s; it ends without a result", self._game_id, exc)
+            with contextlib.suppress(Exception):
+                await self._finish_without_play(
+                    Termination.ABORTED, f"the platform could not go on: {exc}")
         except Exception as exc:
             # A bug or a store failure.  Ending the game without a result keeps the arena
             # moving; the traceback goes to the platform log for the operator.
@@ -105,6 +117,7 @@ class GameRunner:
             if seat.bot_id not in known:
                 raise RuntimeError(f"game {record.id} seats bot {seat.bot_id}, which is unknown")
             seated.append(known[seat.bot_id])
+        self._owners = frozenset(bot.user_id for bot in seated)
         game = self._arena.games.get(record.game) or get_game(record.game)
         rules = self._arena.config.rules_for(record.game)
         try:
@@ -229,10 +242,11 @@ class GameRunner:
             for note in mine:
                 # Short: the game waits for these, and a bot slow to take them must not
                 # hold it up for long (the replies are ignored anyway).
-                await arena.client.notify(bot.endpoint, bot.secret,
-                                          f"{game.prefix}.{note.method}",
-                                          {game.id_param: self._game_id, **note.params},
-                                          arena.config.announce_timeout)
+                with contextlib.suppress(PlatformResourceError):  # the replies are ignored
+                    await arena.client.notify(bot.endpoint, bot.secret,
+                                              f"{game.prefix}.{note.method}",
+                                              {game.id_param: self._game_id, **note.params},
+                                              arena.config.announce_timeout)
 
         await asyncio.gather(*(deliver(seat, mine) for seat, mine in by_seat.items()))
 
@@ -262,9 +276,9 @@ class GameRunner:
         if game.assets:
             params.update(arena.assets.descriptors(game.mnemonic, arena.config.base_url))
         params.update(game.new_game_params(play.state, seat))
-        reply = await arena.client.call(
+        reply = await self._asking(lambda: arena.client.call(
             bot.endpoint, bot.secret, f"{game.prefix}.{game.new_game_method}", params,
-            arena.config.notify_timeout)
+            arena.config.notify_timeout))
         if reply.fault is not None and reply.fault.kind is FaultKind.UNREACHABLE:
             arena.presence.went_unreachable(bot.id, f"NewGame: {reply.fault.message}")
             return _Answer.UNREACHED
@@ -321,8 +335,9 @@ class GameRunner:
         bot = self._bot(play, seat)
         params: JSONObject = {game.id_param: self._game_id}
         params.update(game.next_move_params(play.state, seat))
-        reply = await arena.client.call(bot.endpoint, bot.secret, f"{game.prefix}.NextMove",
-                                        params, play.rules.move_timeout)
+        reply = await self._asking(lambda: arena.client.call(
+            bot.endpoint, bot.secret, f"{game.prefix}.NextMove", params,
+            play.rules.move_timeout))
         play.moved.add(seat)
         if reply.status is not None:
             arena.presence.heard(bot.id)
@@ -448,19 +463,33 @@ class GameRunner:
 
     # -- helpers ------------------------------------------------------------------------------
 
+    async def _asking(self, call: Callable[[], Awaitable[CallResult]]) -> CallResult:
+        """Make a call to a bot, waiting (without a place in play) while the platform is
+        short of descriptors or memory; the last try's PlatformResourceError ends the game
+        without a result (see :meth:`run`)."""
+        for pause in RESOURCE_PAUSES:
+            try:
+                return await call()
+            except PlatformResourceError as exc:
+                log.warning("game %d: %s; trying again in %g s", self._game_id, exc, pause)
+                self._release()
+                await asyncio.sleep(pause)
+                await self._acquire()
+        return await call()
+
     def _bot(self, play: Play, seat: Seat) -> Bot:
         """The seat's bot with its latest endpoint and secret."""
         return self._arena.presence.bot(play.bot_id(seat)) or play.bots[seat]
 
     async def _acquire(self) -> None:
         if not self._holding_slot:
-            await self._arena.slots.acquire()
+            await self._arena.slots.acquire(self._owners)
             self._holding_slot = True
 
     def _release(self) -> None:
         if self._holding_slot:
             self._holding_slot = False
-            self._arena.slots.release()
+            self._arena.slots.release(self._owners)
 
 
 def _verdict(result: SeatResult) -> str:

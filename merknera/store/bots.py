@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from merknera.names import BotName, name_key, name_shape
 from merknera.store.db import Database, now
 
 
@@ -75,16 +76,32 @@ def by_name(conn: sqlite3.Connection, name: str) -> list[Bot]:
     return [bot_from_row(row) for row in cursor]
 
 
+def look_alikes(conn: sqlite3.Connection, name: BotName) -> list[Bot]:
+    """Bots whose names are the same name as ``name`` but spelt otherwise (their key or
+    their shape is ``name``'s: :mod:`merknera.names`), oldest first."""
+    cursor = conn.execute(
+        f"{_SELECT} WHERE (bots.name_key = ? OR bots.name_shape = ?) AND bots.name != ? "
+        "ORDER BY bots.id", (name.key, name.shape, name.text))
+    return [bot_from_row(row) for row in cursor]
+
+
+def names_of(conn: sqlite3.Connection, user_id: int) -> int:
+    """How many bot names a user has registered."""
+    found: int = conn.execute("SELECT COUNT(DISTINCT name) FROM bots WHERE user_id = ?",
+                              (user_id,)).fetchone()[0]
+    return found
+
+
 def insert(conn: sqlite3.Connection, *, name: str, version: str, game: str,
            user_id: int, meta: BotMetadata, secret: str) -> Bot:
     """Add a new bot version, online (inside a write transaction)."""
     stamp = now()
     cursor = conn.execute(
-        "INSERT INTO bots (name, version, game, user_id, endpoint, language, website, "
-        "description, status, secret, created_at, last_seen_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'ONLINE', ?, ?, ?)",
-        (name, version, game, user_id, meta.endpoint, meta.language, meta.website,
-         meta.description, secret, stamp, stamp))
+        "INSERT INTO bots (name, name_key, name_shape, version, game, user_id, endpoint, "
+        "language, website, description, status, secret, created_at, last_seen_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'ONLINE', ?, ?, ?)",
+        (name, name_key(name), name_shape(name), version, game, user_id, meta.endpoint,
+         meta.language, meta.website, meta.description, secret, stamp, stamp))
     bot_id = cursor.lastrowid
     assert bot_id is not None
     return _reread(conn, bot_id)
@@ -178,13 +195,16 @@ async def touch(db: Database, bot_ids: list[int]) -> None:
                            (now(), *bot_ids))
 
 
-def disable(conn: sqlite3.Connection, bot_id: int, by: str, reason: str) -> list[int]:
+def disable(conn: sqlite3.Connection, bot_id: int, by: str, reason: str,
+            with_owner: bool = False) -> list[int]:
     """Take a current bot out of play; returns its unfinished games (the caller ends them).
 
     ``by`` is ADMIN or FAULTS: re-registering re-enables only a bot the fault rule took out.
+    ``with_owner``: it goes because its owner was suspended, and comes back with them.
     """
-    conn.execute("UPDATE bots SET status = 'DISABLED', disabled_by = ?, disabled_reason = ? "
-                 "WHERE id = ? AND status IN ('ONLINE', 'OFFLINE')", (by, reason, bot_id))
+    conn.execute("UPDATE bots SET status = 'DISABLED', disabled_by = ?, disabled_reason = ?, "
+                 "disabled_with_owner = ? WHERE id = ? AND status IN ('ONLINE', 'OFFLINE')",
+                 (by, reason, int(with_owner), bot_id))
     return [row[0] for row in conn.execute(
         "SELECT games.id FROM games JOIN seats ON seats.game_id = games.id "
         "WHERE seats.bot_id = ? AND games.status != 'FINISHED' ORDER BY games.id", (bot_id,))]
@@ -194,9 +214,24 @@ def enable(conn: sqlite3.Connection, bot_id: int) -> Bot | None:
     """Put a disabled bot back (offline until it answers a ping); None if it was not
     disabled."""
     changed = conn.execute("UPDATE bots SET status = 'OFFLINE', disabled_by = NULL, "
-                           "disabled_reason = NULL, fault_reset_at = ? "
-                           "WHERE id = ? AND status = 'DISABLED'", (now(), bot_id)).rowcount
+                           "disabled_reason = NULL, disabled_with_owner = 0, "
+                           "fault_reset_at = ? WHERE id = ? AND status = 'DISABLED'",
+                           (now(), bot_id)).rowcount
     return _reread(conn, bot_id) if changed else None
+
+
+def current_of(conn: sqlite3.Connection, user_id: int) -> list[int]:
+    """The ids of a user's current bots (neither superseded nor disabled)."""
+    return [row[0] for row in conn.execute(
+        "SELECT id FROM bots WHERE user_id = ? AND status IN ('ONLINE', 'OFFLINE') "
+        "ORDER BY id", (user_id,))]
+
+
+def disabled_with_owner(conn: sqlite3.Connection, user_id: int) -> list[int]:
+    """The ids of a user's bots disabled when the user was suspended."""
+    return [row[0] for row in conn.execute(
+        "SELECT id FROM bots WHERE user_id = ? AND status = 'DISABLED' "
+        "AND disabled_with_owner = 1 ORDER BY id", (user_id,))]
 
 
 def recent_faults(conn: sqlite3.Connection, bot_id: int, window: int) -> list[bool]:

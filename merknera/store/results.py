@@ -8,6 +8,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+from merknera.protocol.excerpt import excerpt
 from merknera.protocol.jsonrpc import EnvelopeError, loads
 from merknera.ratings import DEFAULT, Rating, bands, rank_key
 from merknera.store import ratings as rating_store
@@ -201,10 +202,19 @@ async def get_game(db: Database, game_id: int) -> dict[str, Any] | None:
     game["moves"] = [
         {"seq": m["seq"], "seat": m["seat"], "move": _json_or_text(m["move"]),
          "request": _json_or_text(m["request"]), "reply": _json_or_text(m["reply"]),
+         "reply_excerpt": excerpt(m["reply"]) if m["fault"] is not None and m["reply"]
+         is not None else None,
          "latency_ms": m["latency_ms"], "fault": m["fault"], "fault_detail": m["fault_detail"],
          "created_at": m["created_at"]}
         for m in moves]
     return game
+
+
+async def seat_owners(db: Database, game_id: int) -> dict[int, int]:
+    """The owner (user id) of each seat's bot in a game."""
+    rows = await db.fetchall("SELECT seats.seat, bots.user_id FROM seats JOIN bots ON "
+                             "bots.id = seats.bot_id WHERE seats.game_id = ?", (game_id,))
+    return {row[0]: row[1] for row in rows}
 
 
 async def game_summary(db: Database, game_id: int) -> dict[str, Any] | None:

@@ -30,6 +30,13 @@ class User:
     id: int
     name: str
     created_at: str
+    suspended_reason: str | None = None
+    """Why an admin suspended the user (None: not suspended)."""
+
+    @property
+    def suspended(self) -> bool:
+        """Whether an admin has suspended the user."""
+        return self.suspended_reason is not None
 
 
 def new_token() -> str:
@@ -47,7 +54,8 @@ def hash_token(token: str) -> str:
 
 
 def _user(row: sqlite3.Row) -> User:
-    return User(id=row["id"], name=row["name"], created_at=row["created_at"])
+    return User(id=row["id"], name=row["name"], created_at=row["created_at"],
+                suspended_reason=row["suspended_reason"])
 
 
 async def create_user(db: Database, name: str, description: str = "created with the user") -> (
@@ -114,3 +122,15 @@ async def get_user(db: Database, name: str) -> User | None:
     """The user with that name, or None."""
     row = await db.fetchone("SELECT * FROM users WHERE name = ?", (name,))
     return None if row is None else _user(row)
+
+
+def by_name(conn: sqlite3.Connection, name: str) -> User | None:
+    """The user with that name, or None (inside a transaction)."""
+    row = conn.execute("SELECT * FROM users WHERE name = ?", (name,)).fetchone()
+    return None if row is None else _user(row)
+
+
+def set_suspended(conn: sqlite3.Connection, user_id: int, reason: str | None) -> None:
+    """Suspend a user (with the reason), or lift the suspension (``None``)."""
+    conn.execute("UPDATE users SET suspended_reason = ?, suspended_at = ? WHERE id = ?",
+                 (reason, None if reason is None else now(), user_id))

@@ -15,7 +15,8 @@ from typing import Any, Protocol
 from aiohttp import web
 
 from merknera.games import JSON
-from merknera.web.params import whole_number
+from merknera.guard import GUARD_KEY
+from merknera.web.params import bearer_token, whole_number
 
 
 class AdminOps(Protocol):
@@ -27,6 +28,10 @@ class AdminOps(Protocol):
     async def disable_bot(self, bot_id: int, reason: str) -> bool: ...
 
     async def enable_bot(self, bot_id: int) -> bool: ...
+
+    async def suspend_user(self, name: str, reason: str) -> list[int] | None: ...
+
+    async def unsuspend_user(self, name: str) -> list[int] | None: ...
 
     def ladder_state(self) -> str: ...
 
@@ -47,19 +52,28 @@ def _error(kind: type[web.HTTPError], message: str, **headers: str) -> web.HTTPE
 
 
 def _ops(request: web.Request) -> AdminOps:
-    """The platform, once the caller has shown the admin token."""
+    """The platform, once the caller has shown the admin token (a client that keeps
+    showing wrong ones is slowed down: 429)."""
     ops = request.app[OPS_KEY]()
-    header = request.headers.get("Authorization", "")
-    if not header.lower().startswith("bearer ") or not header[7:].strip():
+    token = bearer_token(request)
+    if not token:
         raise _error(web.HTTPUnauthorized, "send the admin token as Authorization: Bearer "
                      "<token>", **{"WWW-Authenticate": "Bearer"})
-    if not ops.admin_token:
-        raise _error(web.HTTPForbidden, "no admin token is configured (admin_token)")
-    # aiohttp decodes odd header bytes to surrogates; surrogateescape gives them back.
-    given = header[7:].strip().encode("utf-8", "surrogateescape")
-    if not hmac.compare_digest(given, ops.admin_token.encode("utf-8")):
+    guard = request.app[GUARD_KEY]
+    guard.check_auth(request)
+    if not is_admin_token(ops.admin_token, token):
+        guard.auth_failed(request)
+        if not ops.admin_token:
+            raise _error(web.HTTPForbidden, "no admin token is configured (admin_token)")
         raise _error(web.HTTPForbidden, "that is not the admin token")
     return ops
+
+
+def is_admin_token(admin_token: str, given: str) -> bool:
+    """Whether ``given`` is the configured admin token (never when none is configured)."""
+    # aiohttp decodes odd header bytes to surrogates; surrogateescape gives them back.
+    return bool(admin_token) and hmac.compare_digest(
+        given.encode("utf-8", "surrogateescape"), admin_token.encode("utf-8"))
 
 
 def _bot_id(request: web.Request) -> int:
@@ -104,6 +118,32 @@ async def enable_bot(request: web.Request) -> web.Response:
     if not await ops.enable_bot(bot_id):
         raise _error(web.HTTPConflict, f"bot {bot_id} is not disabled")
     return web.json_response({"bot": bot_id, "status": "OFFLINE"})
+
+
+@routes.post("/api/admin/users/{name}/suspend")
+async def suspend_user(request: web.Request) -> web.Response:
+    """Suspend a user: their registrations are refused and their current bots disabled
+    (their unfinished games end without a result) until the suspension is lifted."""
+    ops = _ops(request)
+    name = request.match_info["name"]
+    reason = (await _body(request)).get("reason") or "suspended by an admin"
+    if not isinstance(reason, str):
+        raise _error(web.HTTPBadRequest, '"reason" must be a string')
+    disabled = await ops.suspend_user(name, reason[:500])
+    if disabled is None:
+        raise _error(web.HTTPNotFound, f'no user named "{name[:100]}"')
+    return web.json_response({"user": name, "suspended": True, "bots_disabled": disabled})
+
+
+@routes.post("/api/admin/users/{name}/unsuspend")
+async def unsuspend_user(request: web.Request) -> web.Response:
+    """Lift a user's suspension; the bots it disabled play again once they answer."""
+    ops = _ops(request)
+    name = request.match_info["name"]
+    enabled = await ops.unsuspend_user(name)
+    if enabled is None:
+        raise _error(web.HTTPNotFound, f'no user named "{name[:100]}"')
+    return web.json_response({"user": name, "suspended": False, "bots_enabled": enabled})
 
 
 @routes.get("/api/admin/ladder")

@@ -10,11 +10,13 @@ import asyncio
 import functools
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
 from merknera.games import REGISTRY, AnyGame
+from merknera.guard import GUARD_KEY
 from merknera.store import Database, logs, stats, users
 from merknera.store import bots as bot_store
 from merknera.store import tournaments as tournament_store
@@ -27,9 +29,11 @@ from merknera.store.results import (
     list_bots,
     list_games,
     move_log,
+    seat_owners,
 )
 from merknera.web import replay, views
-from merknera.web.params import whole_number
+from merknera.web.admin import OPS_KEY, is_admin_token
+from merknera.web.params import bearer_token, whole_number
 
 DB_KEY: web.AppKey[Callable[[], Database]] = web.AppKey("database")
 """How handlers reach the store: set once when the app is built, before the store opens."""
@@ -124,14 +128,12 @@ async def bot_log(request: web.Request) -> web.Response:
     bot = await bot_store.get(db, bot_id)
     if bot is None:
         raise _not_found(f"no bot with id {bot_id}")
-    header = request.headers.get("Authorization", "")
-    token = header[7:].strip() if header.lower().startswith("bearer ") else ""
-    if not token:
+    if not bearer_token(request):
         raise web.HTTPUnauthorized(
             text=_json({"error": "send your token as Authorization: Bearer <token>"}),
             content_type="application/json", headers={"WWW-Authenticate": "Bearer"})
-    owner = await users.find_user_by_token(db, token)
-    if owner is None or owner.id != bot.user_id:
+    viewer = await _viewer(request, refusal="only the bot's owner may read its log")
+    if viewer.user_id != bot.user_id:
         raise web.HTTPForbidden(text=_json({"error": "only the bot's owner may read its log"}),
                                 content_type="application/json")
     limit = _int(request, "limit", high=1000, default=200)
@@ -156,29 +158,78 @@ async def games_index(request: web.Request) -> web.Response:
     return web.json_response({"games": await list_games(request.app[DB_KEY](), query)})
 
 
+@dataclass(frozen=True)
+class Viewer:
+    """Who is asking, by the token they sent (``Authorization: Bearer``)."""
+
+    user_id: int | None = None
+    """The user whose token it is (None: nobody's, or no token)."""
+    admin: bool = False
+    """The admin token."""
+
+    def sees_calls_of(self, owner_id: int | None) -> bool:
+        """Whether the bodies of the calls to a bot of ``owner_id`` are theirs to see."""
+        return self.admin or (self.user_id is not None and self.user_id == owner_id)
+
+
+async def _viewer(request: web.Request,
+                  refusal: str = "that token is not a current token") -> Viewer:
+    """The viewer a request's token makes it (anybody without one).
+
+    A wrong token is answered 403 with ``refusal``, and counts against the client: one
+    that sends many is slowed down (429).
+    """
+    token = bearer_token(request)
+    if not token:
+        return Viewer()
+    guard = request.app[GUARD_KEY]
+    guard.check_auth(request)
+    if is_admin_token(request.app[OPS_KEY]().admin_token, token):
+        return Viewer(admin=True)
+    user = await users.find_user_by_token(request.app[DB_KEY](), token)
+    if user is None:
+        guard.auth_failed(request)
+        raise web.HTTPForbidden(text=_json({"error": refusal}), content_type="application/json")
+    return Viewer(user_id=user.id)
+
+
 @routes.get("/api/games/{id}")
 async def game_detail(request: web.Request) -> web.Response:
-    """A game: seats, outcome and reason, and every move with request, reply, latency, fault."""
+    """A game: seats, outcome and reason, and every move with its latency and fault.
+
+    The bodies of the calls (``request``, ``reply``) are shown only to the owner of the
+    bot called (``Authorization: Bearer <token>``) and to the admin: a bot's endpoint may
+    be anything that answers HTTP, and the platform must not publish what it answered.
+    Anybody sees ``reply_excerpt``, the start of a faulty reply.
+    """
     game_id = _path_id(request)
-    game = await get_game(request.app[DB_KEY](), game_id)
+    viewer = await _viewer(request)
+    db = request.app[DB_KEY]()
+    game = await get_game(db, game_id)
     if game is None:
         raise _not_found(f"no game with id {game_id}")
-    if game["status"] != "FINISHED":
-        _hide_secrets(game)
+    owners = await seat_owners(db, game_id)
+    running = game["status"] != "FINISHED"
+    if running and not viewer.admin:
+        game["seed"] = None  # it gives the dice and the tile bag to come
+    for move in game["moves"]:
+        if viewer.sees_calls_of(owners.get(move["seat"])):
+            continue
+        move["request"] = move["reply"] = None
+        if running:
+            _hide_secrets(game["game"], move)
     return web.json_response(game)
 
 
-def _hide_secrets(game: dict[str, Any]) -> None:
-    """While a game runs, nobody may learn what its players cannot: the seed (it gives the
-    dice and the tile bag to come), what each seat was sent (its rack), what a move hid."""
-    rules = REGISTRY.get(game["game"])
-    game["seed"] = None
-    for move in game["moves"]:
-        move["request"] = move["reply"] = None
-        if move["fault"] is not None:  # a refused move's reason may name the bot's rack
-            move["fault_detail"] = replay.fault_summary(move["fault"])
-        elif rules is not None:
-            move["move"] = rules.public_move(move["move"])
+def _hide_secrets(mnemonic: str, move: dict[str, Any]) -> None:
+    """While a game runs, nobody may learn what its players cannot: what a move hid (the
+    tiles of an exchange), what a refused move said (it may name the bot's rack)."""
+    rules = REGISTRY.get(mnemonic)
+    if move["fault"] is not None:
+        move["fault_detail"] = replay.fault_summary(move["fault"])
+        move["reply_excerpt"] = None
+    elif rules is not None:
+        move["move"] = rules.public_move(move["move"])
 
 
 @routes.get("/api/leaderboard")

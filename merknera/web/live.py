@@ -15,12 +15,13 @@ import functools
 import json
 import time
 from collections.abc import AsyncIterator
-from typing import Any, Literal
+from typing import Any
 
 import aiohttp_jinja2
 from aiohttp import web
 
 from merknera.events import Event, EventBus
+from merknera.guard import GUARD_KEY, RateLimitedError, too_many
 from merknera.store import Database
 from merknera.store.results import (
     GameFilter,
@@ -45,6 +46,8 @@ HOME_COALESCE = 1.0
 """The home page's stream sends at most one update a second, however busy the arena."""
 MAX_STREAMS = 256
 """Open streams at most; more are refused with 503 rather than starve the platform."""
+WRITE_SECONDS = 15.0
+"""How long a stream waits for its client to take what it was sent."""
 
 
 class Streams:
@@ -59,20 +62,32 @@ class Streams:
         self._home_lock = asyncio.Lock()
 
     @contextlib.asynccontextmanager
-    async def slot(self) -> AsyncIterator[asyncio.Task[Literal[True]]]:
-        """One stream's place, and a future done when the platform stops; 503 when every
-        place is taken."""
+    async def slot(self, request: web.Request) -> AsyncIterator[Ends]:
+        """One stream's place, and what ends it: the platform stopping or the client
+        leaving (noticed at once, so the place is free again at once).
+
+        503 when every place is taken; 429 when the client holds its share
+        (``max_streams_per_client``).
+        """
         if self.open >= self.limit:
             raise web.HTTPServiceUnavailable(
                 text=json.dumps({"error": "too many live streams open; try again later"}),
                 content_type="application/json", headers={"Retry-After": "10"})
-        self.open += 1
-        closing = asyncio.create_task(self.closing.wait())
+        guard = request.app[GUARD_KEY]
+        client = guard.client(request)
         try:
-            yield closing
+            guard.streams.take(client)
+        except RateLimitedError as exc:
+            raise too_many(exc) from None
+        self.open += 1
+        closing = asyncio.ensure_future(self.closing.wait())
+        try:
+            async with guard.connections.gone(request) as gone:
+                yield Ends((closing, gone))
         finally:
             closing.cancel()
             self.open -= 1
+            guard.streams.give_back(client)
 
     async def home(self, request: web.Request, db: Database) -> str:
         """The home page's live part, rendered at most once per :data:`HOME_COALESCE`
@@ -106,12 +121,23 @@ def _event(name: str, data: str, event_id: int | None = None) -> bytes:
     return ("\n".join(lines) + "\n\n").encode("utf-8")
 
 
-async def _wait(queue: asyncio.Queue[Event], closing: asyncio.Task[Literal[True]],
-                within: float) -> bool:
-    """Wait for an event, for ``within`` seconds at most; False if the platform is
-    stopping.  Events that came meanwhile are taken too: one look covers them all."""
+class Ends:
+    """What ends a stream: futures that are done when the platform stops or the client
+    has gone."""
+
+    def __init__(self, futures: tuple[asyncio.Future[Any], ...]) -> None:
+        self.futures = futures
+
+    def done(self) -> bool:
+        """Whether the stream should end."""
+        return any(future.done() for future in self.futures)
+
+
+async def _wait(queue: asyncio.Queue[Event], ends: Ends, within: float) -> bool:
+    """Wait for an event, for ``within`` seconds at most; False if the stream should end.
+    Events that came meanwhile are taken too: one look covers them all."""
     getter = asyncio.ensure_future(queue.get())
-    waited: set[asyncio.Future[Any]] = {getter, closing}
+    waited: set[asyncio.Future[Any]] = {getter, *ends.futures}
     try:
         await asyncio.wait(waited, timeout=within,
                            return_when=asyncio.FIRST_COMPLETED)
@@ -119,7 +145,17 @@ async def _wait(queue: asyncio.Queue[Event], closing: asyncio.Task[Literal[True]
         getter.cancel()
     while not queue.empty():
         queue.get_nowait()
-    return not closing.done()
+    return not ends.done()
+
+
+async def _send(response: web.StreamResponse, data: bytes) -> None:
+    """Write to a stream; a client that does not read what it is sent is let go
+    (:class:`ConnectionResetError`) rather than hold the stream's place for ever."""
+    try:
+        async with asyncio.timeout(WRITE_SECONDS):
+            await response.write(data)
+    except TimeoutError:
+        raise ConnectionResetError("the client does not read its stream") from None
 
 
 def _resume_point(request: web.Request) -> int:
@@ -149,7 +185,7 @@ async def game_live(request: web.Request) -> web.StreamResponse:
         seen = await db.read(functools.partial(move_log, game_id=game_id, upto=after))
         await asyncio.to_thread(replayer.frames, seen)
     streams = request.app[STREAMS_KEY]
-    async with streams.slot() as closing, \
+    async with streams.slot(request) as ends, \
             request.app[EVENTS_KEY].listen(game_id) as queue:
         response = await _open_stream(request)
         # A client that went away ends the stream at its next write.
@@ -161,15 +197,15 @@ async def game_live(request: web.Request) -> web.StreamResponse:
                                                        after=replayer.seq))
                 frames = await asyncio.to_thread(replayer.frames, rows)
                 for row, frame in zip(rows, frames, strict=False):
-                    await response.write(_event(
+                    await _send(response, _event(
                         "frame", json.dumps(frame, ensure_ascii=False), row["seq"]))
                 if status == "FINISHED" or replayer.error is not None:
-                    await response.write(_event("end", json.dumps(
+                    await _send(response, _event("end", json.dumps(
                         {"status": status, "error": replayer.error})))
                     break
                 if not frames:
-                    await response.write(b": still here\n\n")
-                if not await _wait(queue, closing, POLL_SECONDS):
+                    await _send(response, b": still here\n\n")
+                if not await _wait(queue, ends, POLL_SECONDS):
                     break
     return response
 
@@ -181,12 +217,12 @@ async def home_live(request: web.Request) -> web.StreamResponse:
     second."""
     db: Database = request.app[DB_KEY]()
     streams = request.app[STREAMS_KEY]
-    async with streams.slot() as closing, request.app[EVENTS_KEY].listen() as queue:
+    async with streams.slot(request) as ends, request.app[EVENTS_KEY].listen() as queue:
         response = await _open_stream(request)
         with contextlib.suppress(ConnectionResetError):
             while True:
-                await response.write(_event("home", await streams.home(request, db)))
-                if not await _wait(queue, closing, POLL_SECONDS * 6):
+                await _send(response, _event("home", await streams.home(request, db)))
+                if not await _wait(queue, ends, POLL_SECONDS * 6):
                     break
                 await asyncio.sleep(HOME_COALESCE)  # what comes meanwhile joins this update
     return response

@@ -30,6 +30,8 @@ def _query(name: str, description: str, schema: JSONSchema,
 
 
 _ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}
+_NAME = {"name": "name", "in": "path", "required": True, "schema": {"type": "string"},
+         "description": "The user's name"}
 _GAME = {"type": "string", "enum": sorted(REGISTRY)}
 _LIMIT = {"type": "integer", "minimum": 1}
 
@@ -42,7 +44,10 @@ def _ok(description: str, schema: JSONSchema) -> JSONSchema:
 def _errors(*statuses: int) -> JSONSchema:
     what = {400: "A query value is not usable", 401: "No token was sent",
             403: "The token may not do this", 404: "No such id",
-            409: "The change is not possible now", 503: "Too many live streams are open"}
+            409: "The change is not possible now",
+            429: "Too many attempts (wrong tokens, open streams) from your address; "
+                 "Retry-After says when to try again",
+            503: "Too many live streams are open"}
     return {str(status): {"description": what[status],
                           "content": {"application/json": {"schema": _ref("Error")}}}
             for status in statuses}
@@ -67,7 +72,7 @@ def _admin(summary: str, *, method: str = "post", body: JSONSchema | None = None
     operation: JSONSchema = {
         "summary": summary, "tags": ["admin"], "security": [{"admin": []}],
         "parameters": parameters or [],
-        "responses": {**done, **_errors(400, 401, 403, 404, 409)}}
+        "responses": {**done, **_errors(400, 401, 403, 404, 409, 429)}}
     if body is not None:
         operation["requestBody"] = {"required": True,
                                     "content": {"application/json": {"schema": body}}}
@@ -111,7 +116,14 @@ _SCHEMAS: dict[str, JSONSchema] = {
              "properties": {
                  "seq": {"type": "integer"}, "seat": {"type": "integer",
                                                       "description": "-1 for chance"},
-                 "move": {}, "request": {}, "reply": {},
+                 "move": {},
+                 "request": {"description": "The call as sent: only to the owner of the bot "
+                                            "called and to the admin (else null)"},
+                 "reply": {"description": "The bot's reply as received: only to its owner "
+                                          "and to the admin (else null)"},
+                 "reply_excerpt": {"type": ["string", "null"],
+                                   "description": "The start of a faulty reply, for anybody "
+                                                  "once the game is over"},
                  "latency_ms": {"type": ["number", "null"]},
                  "fault": {"type": ["string", "null"]},
                  "fault_detail": {"type": ["string", "null"]},
@@ -156,7 +168,7 @@ DOCUMENT: JSONSchema = {
             "parameters": [_ID, _query("limit", "At most this many entries", _LIMIT),
                            _query("before", "Entries older than this id", _LIMIT)],
             "responses": {**_ok("The log", {"type": "object"}),
-                          **_errors(400, 401, 403, 404)}}},
+                          **_errors(400, 401, 403, 404, 429)}}},
         "/api/games": _get(
             "Games, newest first",
             _ok("Games", {"type": "object", "properties": {
@@ -168,12 +180,17 @@ DOCUMENT: JSONSchema = {
                         _query("limit", "At most this many (500)", _LIMIT),
                         _query("before", "Games with a smaller id", _LIMIT)],
             errors=(400,)),
-        "/api/games/{id}": _get(
-            "A game with every call of its move log (hidden while it runs: the seed and the "
-            "calls' bodies)",
-            _ok("The game", {"allOf": [_ref("GameSummary"), {"type": "object", "properties": {
-                "moves": {"type": "array", "items": _ref("Move")}}}]}),
-            parameters=[_ID], errors=(404,)),
+        "/api/games/{id}": {"get": {
+            "summary": "A game with every call of its move log (the calls' bodies only for "
+                       "the owner of the bot called and the admin; while it runs the seed "
+                       "and the details of faults are hidden)",
+            "tags": ["results"], "security": [{}, {"owner": []}, {"admin": []}],
+            "parameters": [_ID],
+            "responses": {
+                **_ok("The game", {"allOf": [_ref("GameSummary"), {
+                    "type": "object", "properties": {
+                        "moves": {"type": "array", "items": _ref("Move")}}}]}),
+                **_errors(403, 404, 429)}}},
         "/api/games/{id}/replay": _get(
             "A game move by move for viewers: the starting state and a frame per move",
             _ok("The replay", {"type": "object", "properties": {
@@ -193,10 +210,10 @@ DOCUMENT: JSONSchema = {
                         {"name": "Last-Event-ID", "in": "header", "required": False,
                          "description": "Resume after this move number (what a reconnecting "
                                         "EventSource sends)", "schema": {"type": "string"}}],
-            errors=(400, 404, 503), tag="live"),
+            errors=(400, 404, 429, 503), tag="live"),
         "/api/live": _get(
             "Server-sent events: the home page's running games and latest results as HTML "
-            "(event 'home')", _event_stream("An event stream"), errors=(503,), tag="live"),
+            "(event 'home')", _event_stream("An event stream"), errors=(429, 503), tag="live"),
         "/api/leaderboard": _get(
             "The current bots of a game ranked by rating, with intervals and tie bands",
             _ok("The leaderboard", {"type": "object", "properties": {
@@ -223,6 +240,12 @@ DOCUMENT: JSONSchema = {
             "Take a bot out of play", parameters=[_ID],
             body={"type": "object", "properties": {"reason": {"type": "string"}}}),
         "/api/admin/bots/{id}/enable": _admin("Put a disabled bot back", parameters=[_ID]),
+        "/api/admin/users/{name}/suspend": _admin(
+            "Suspend a user: registrations refused, current bots disabled",
+            parameters=[_NAME],
+            body={"type": "object", "properties": {"reason": {"type": "string"}}}),
+        "/api/admin/users/{name}/unsuspend": _admin(
+            "Lift a user's suspension; the bots it disabled play again", parameters=[_NAME]),
         "/api/admin/ladder": _admin("The ladder's state", method="get"),
         "/api/admin/ladder/pause": _admin("Pause the ladder"),
         "/api/admin/ladder/resume": _admin("Resume the ladder"),

@@ -1,6 +1,8 @@
-"""Reading ids and numbers from paths and queries, for the API and the pages alike."""
+"""Reading ids, numbers and tokens from requests, for the API and the pages alike."""
 
 from __future__ import annotations
+
+from aiohttp import web
 
 MAX_DIGITS = 18
 """Ids and numbers longer than this are no ids (SQLite's integers end at 19 digits)."""
@@ -15,3 +17,9 @@ def whole_number(raw: str) -> int | None:
     if raw.isascii() and raw.isdigit() and len(raw) <= MAX_DIGITS:
         return int(raw)
     return None
+
+
+def bearer_token(request: web.BaseRequest) -> str:
+    """The token of an ``Authorization: Bearer <token>`` header ("" without one)."""
+    header = request.headers.get("Authorization", "")
+    return header[7:].strip() if header.lower().startswith("bearer ") else ""

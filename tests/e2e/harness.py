@@ -37,7 +37,12 @@ START_PATIENCE = 30.0
 STOP_PATIENCE = 10.0
 """Seconds for a process to exit after SIGTERM before it is killed."""
 
+ADMIN_TOKEN = "e2e-admin-token"
+"""The platform's admin token: the harness reads games as the admin, who sees the bodies of
+every call (others see them only for their own bots)."""
+
 PLATFORM_OPTIONS: dict[str, str] = {
+    "admin-token": ADMIN_TOKEN,
     "ping-interval": "5",
     "offline-grace": "10",
     "offline-retry-min": "0.2",
@@ -291,9 +296,11 @@ class E2E:
         assert self.platform is not None, "no platform started"
         return self.platform.url
 
-    async def get(self, path: str) -> Any:
-        """GET ``path`` from the platform's API; it must answer 200 with JSON."""
-        async with self.session.get(self.url + path) as response:
+    async def get(self, path: str, token: str | None = None) -> Any:
+        """GET ``path`` from the platform's API (with ``Authorization: Bearer <token>``
+        when a token is given); it must answer 200 with JSON."""
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        async with self.session.get(self.url + path, headers=headers) as response:
             text = await response.text()
             assert response.status == 200, f"GET {path}: HTTP {response.status}: {text[:500]}"
             return json.loads(text)
@@ -305,8 +312,9 @@ class E2E:
         return found
 
     async def game(self, game_id: int) -> dict[str, Any]:
-        """One game with its seats and its move log."""
-        detail: dict[str, Any] = await self.get(f"/api/games/{game_id}")
+        """One game with its seats and its move log, as the admin sees it (with the calls'
+        bodies)."""
+        detail: dict[str, Any] = await self.get(f"/api/games/{game_id}", ADMIN_TOKEN)
         return detail
 
     async def wait_until(self, what: str, check: Callable[[], Awaitable[tuple[T | None, str]]],

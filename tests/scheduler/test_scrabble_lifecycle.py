@@ -113,7 +113,7 @@ async def test_ready_calls_that_cannot_be_accepted(
     await one_bot.wait_for("NewGame", 2)
     await two_bot.wait_for("NewGame", 2)
     both = await arena.rpc("Scrabble.Ready", {"gameid": 1, **hashes(arena)})
-    assert "2 seats of game 1 are preparing" in str(both["error"])
+    assert "2 seats of game 1 at your address are preparing" in str(both["error"])
     nameless_token = await arena.rpc("Scrabble.Ready", {"gameid": 1, **hashes(arena),
                                                          "botname": "one"})
     assert 'The param "token" is required with "botname"' in str(nameless_token["error"])

@@ -61,7 +61,9 @@ async def build(workdir: Path) -> None:
             e2e = E2E(workdir, processes, session, workdir / "merknera.db")
             token = await e2e.add_user("web")
             (workdir / "token").write_text(token)
-            await e2e.start_platform()
+            # One user registers every bot at once (and one of them again, in _disguise):
+            # more than the default registration_burst allows.
+            await e2e.start_platform(registration_burst=str(len(BOTS) + 1))
             await asyncio.gather(*(
                 e2e.start_bot(strategy, name, token, seed=index, module=module,
                               extra=("--cache", str(workdir / f"cache-{index}"))

@@ -1,0 +1,171 @@
+"""What every listener of the platform does to keep one client from taking it over.
+
+One :class:`Guard` per platform process holds the per-client limits, and every listener
+(``/rpc``, the API and pages, and the gateways that speak the other arenas' protocols)
+uses the same one:
+
+* connections: :class:`ConnectionGuard` caps them per client and in all, and aiohttp's
+  ``keepalive_timeout`` (:meth:`Guard.runner_options`) closes those that send no request;
+* request bodies: :meth:`Guard.read_body` reads them within a size and a time limit;
+* long-lived streams: :attr:`Guard.streams` caps how many one client holds;
+* tokens: :attr:`Guard.auth` slows down a client that sends wrong ones (HTTP 429).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from merknera.config import Config
+from merknera.guard.bodies import BodyError, read_body
+from merknera.guard.clients import Caller, client_key, same_host
+from merknera.guard.connections import ConnectionGuard, GuardedSite
+from merknera.guard.throttle import Buckets, RateLimitedError
+
+__all__ = [
+    "GUARD_KEY",
+    "AuthThrottle",
+    "BodyError",
+    "Caller",
+    "ClientCounter",
+    "ConnectionGuard",
+    "Guard",
+    "GuardedSite",
+    "ListenerLimits",
+    "RateLimitedError",
+    "client_key",
+    "same_host",
+    "too_many",
+]
+
+
+@dataclass(frozen=True)
+class ListenerLimits:
+    """The per-client limits (the configuration keys of the same names)."""
+
+    idle_timeout: float = 15.0
+    body_timeout: float = 15.0
+    max_connections: int = 4096
+    max_connections_per_client: int = 64
+    max_streams_per_client: int = 8
+    auth_failure_burst: int = 10
+    auth_failure_interval: float = 1.0
+
+    @classmethod
+    def from_config(cls, config: Config) -> ListenerLimits:
+        """The limits a configuration sets."""
+        return cls(config.idle_timeout, config.body_timeout, config.max_connections,
+                   config.max_connections_per_client, config.max_streams_per_client,
+                   config.auth_failure_burst, config.auth_failure_interval)
+
+
+class AuthThrottle:
+    """Slows down a client that sends wrong tokens: ``burst`` of them in a row, then one
+    more every ``interval`` seconds.  While it must wait, every request of it that carries
+    a token is refused unread, so that it learns nothing from trying."""
+
+    def __init__(self, burst: int, interval: float) -> None:
+        self._failures = Buckets(burst, interval)
+
+    def check(self, client: str) -> None:
+        """:raises RateLimitedError: if ``client`` must wait before trying a token again."""
+        wait = self._failures.wait(client)
+        if wait > 0:
+            raise RateLimitedError(
+                "too many wrong tokens from your address; try again in "
+                f"{max(1, round(wait))} s", wait)
+
+    def failed(self, client: str) -> None:
+        """``client`` sent a wrong token."""
+        self._failures.spend(client)
+
+
+class ClientCounter:
+    """How many of something (long-lived streams) each client holds, at most ``limit``."""
+
+    def __init__(self, limit: int, what: str) -> None:
+        self.limit = limit
+        self._what = what
+        self._held: Counter[str] = Counter()
+
+    def held(self, client: str) -> int:
+        """How many ``client`` holds now."""
+        return self._held[client]
+
+    def take(self, client: str) -> None:
+        """One more for ``client`` (give it back with :meth:`give_back`).
+
+        :raises RateLimitedError: when it holds ``limit`` already.
+        """
+        if self._held[client] >= self.limit:
+            raise RateLimitedError(f"your address holds {self.limit} {self._what} open "
+                                   "already; close one first", 5.0)
+        self._held[client] += 1
+
+    def give_back(self, client: str) -> None:
+        """``client`` holds one fewer."""
+        self._held[client] -= 1
+        if self._held[client] <= 0:
+            del self._held[client]
+
+
+def too_many(error: RateLimitedError) -> web.HTTPTooManyRequests:
+    """The HTTP 429 answer (a JSON body, ``Retry-After``) to a refused attempt."""
+    return web.HTTPTooManyRequests(
+        text=json.dumps({"error": error.message}), content_type="application/json",
+        headers={"Retry-After": error.retry_after_header})
+
+
+class Guard:
+    """The per-client limits of every listener of one platform process."""
+
+    def __init__(self, limits: ListenerLimits) -> None:
+        self.limits = limits
+        self.connections = ConnectionGuard(limits.max_connections,
+                                           limits.max_connections_per_client)
+        self.auth = AuthThrottle(limits.auth_failure_burst, limits.auth_failure_interval)
+        self.streams = ClientCounter(limits.max_streams_per_client, "live streams")
+
+    @staticmethod
+    def client(request: web.BaseRequest) -> str:
+        """The key the request's client is counted under."""
+        return client_key(request.remote)
+
+    def runner_options(self) -> dict[str, Any]:
+        """Keyword arguments for an ``AppRunner`` serving a listener.
+
+        aiohttp's keep-alive timer runs from a connection's start and from the end of
+        each response, and closes the connection if no whole request head has arrived by
+        then: it is the timeout for idle, kept-alive and slowly-sent heads alike.
+        """
+        return {"keepalive_timeout": self.limits.idle_timeout}
+
+    def site(self, runner: web.BaseRunner, sock: Any) -> GuardedSite:
+        """A site serving ``runner`` on the listening socket ``sock``, guarded."""
+        return GuardedSite(runner, sock, self.connections)
+
+    async def read_body(self, request: web.BaseRequest, limit: int) -> bytes:
+        """The request's body, at most ``limit`` bytes, within ``body_timeout``.
+
+        :raises BodyError: with the status to answer and why.
+        """
+        return await read_body(request, limit, self.limits.body_timeout)
+
+    def check_auth(self, request: web.BaseRequest) -> None:
+        """Refuse (429) a request with a token from a client that must wait."""
+        try:
+            self.auth.check(self.client(request))
+        except RateLimitedError as exc:
+            raise too_many(exc) from None
+
+    def auth_failed(self, request: web.BaseRequest) -> None:
+        """The request carried a wrong token."""
+        self.auth.failed(self.client(request))
+
+
+GUARD_KEY: web.AppKey[Guard] = web.AppKey("guard", Guard)
+"""Where an application keeps its platform's :class:`Guard`."""
