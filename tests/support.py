@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import inspect
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeAlias
@@ -165,3 +166,15 @@ class ScriptedBot:
             return web.json_response({"jsonrpc": "2.0", "result": None, "id": call_id})
         return web.json_response({"jsonrpc": "2.0", "id": call_id, "error": {
             "code": -32601, "message": f"can't find method {method}"}})
+
+
+async def until(condition: Callable[[], bool | Awaitable[bool]], within: float = 10.0,
+                every: float = 0.01) -> None:
+    """Wait until ``condition()`` holds, looking every ``every`` seconds; a TimeoutError
+    after ``within`` seconds (a guard against a hang, not a measurement)."""
+    async with asyncio.timeout(within):
+        while True:
+            held = condition()
+            if await held if inspect.isawaitable(held) else held:
+                return
+            await asyncio.sleep(every)

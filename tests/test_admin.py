@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from pytest_aiohttp import AiohttpServer
 
+from merknera.games import JSON
+from merknera.protocol import jsonrpc
+from merknera.store import users
 from tests.conftest import ArenaFactory
-from tests.support import Arena, ScriptedBot
+from tests.support import Arena, ScriptedBot, first_empty
 
 TOKEN = "s3cret-admin-token"
 CALLS = [("POST", "/api/admin/bots/1/disable"), ("POST", "/api/admin/bots/1/enable"),
          ("GET", "/api/admin/ladder"), ("POST", "/api/admin/ladder/pause"),
-         ("POST", "/api/admin/ladder/resume"), ("POST", "/api/admin/tournaments")]
+         ("POST", "/api/admin/ladder/resume"), ("POST", "/api/admin/tournaments"),
+         ("POST", "/api/admin/users/alice/suspend"), ("POST", "/api/admin/users/alice/unsuspend")]
 
 
 async def two_bots(arena: Arena, aiohttp_server: AiohttpServer) -> None:
@@ -41,6 +46,8 @@ async def test_admin_calls_are_refused_without_the_token(
     assert await arena.counts() == before
     assert await arena.platform.db.fetchval(
         "SELECT COUNT(*) FROM bots WHERE status = 'DISABLED'") == 0
+    assert await arena.platform.db.fetchval(
+        "SELECT COUNT(*) FROM users WHERE suspended_reason IS NOT NULL") == 0
     assert arena.platform.ladder_state() == "RUNNING"
 
 
@@ -96,3 +103,65 @@ async def test_an_undecodable_authorization_header_is_refused(
     status = (await reader.readline()).split()[1]
     writer.close()
     assert status == b"403"
+
+
+async def test_a_name_an_admin_disabled_stays_disabled_in_every_version(
+        make_arena: ArenaFactory, aiohttp_server: AiohttpServer) -> None:
+    arena = await make_arena(admin_token=TOKEN)
+    await two_bots(arena, aiohttp_server)
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    db = arena.platform.db
+    one = await db.fetchval("SELECT id FROM bots WHERE name = 'one'")
+    await arena.client.post(f"/api/admin/bots/{one}/disable", headers=auth,
+                            json={"reason": "spamming"})
+    before = await arena.counts()
+    refused = await arena.register("one", "http://127.0.0.1:9/rpc", version="2.0")
+    assert refused["error"]["code"] == jsonrpc.NOT_ALLOWED  # type: ignore[index]
+    assert "disabled by an admin (spamming); no new version" in str(refused["error"])
+    assert await arena.counts() == before
+    await arena.client.post(f"/api/admin/bots/{one}/enable", headers=auth)
+    accepted = await arena.register("one", "http://127.0.0.1:9/rpc", version="2.0")
+    assert "A new version" in str(accepted["result"])
+
+
+async def test_a_suspended_user_registers_nothing_and_their_bots_come_back_with_them(
+        make_arena: ArenaFactory, aiohttp_server: AiohttpServer) -> None:
+    arena = await make_arena(admin_token=TOKEN)
+    await two_bots(arena, aiohttp_server)
+    db = arena.platform.db
+    _, bob = await users.create_user(db, "bob")
+    bobs = ScriptedBot(next_move=waiting_move)
+    await arena.register("bobs", str((await aiohttp_server(bobs.app())).make_url("/rpc")),
+                         token=bob)
+    await bobs.wait_for("NextMove", 1)  # bob's games against alice's bots are under way
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    response = await arena.client.post("/api/admin/users/alice/suspend", headers=auth,
+                                       json={"reason": "impersonation"})
+    assert response.status == 200
+    body = await response.json()
+    assert body["suspended"] is True and len(body["bots_disabled"]) == 2
+    statuses = {row[0]: row[1] for row in await db.fetchall("SELECT name, status FROM bots")}
+    assert statuses == {"one": "DISABLED", "two": "DISABLED", "bobs": "ONLINE"}
+    await arena.settle()
+    unfinished = await db.fetchval("SELECT COUNT(*) FROM games WHERE status != 'FINISHED'")
+    assert unfinished == 0
+    ended = await db.fetchall("SELECT DISTINCT reason FROM games WHERE id IN (SELECT game_id "
+                              "FROM seats WHERE bot_id IN (SELECT id FROM bots "
+                              "WHERE name = 'bobs'))")
+    assert [row[0] for row in ended] == ["ABORTED"]  # nobody is rated for them
+    for name, version in (("three", "1.0"), ("one", "2.0")):
+        refused = await arena.register(name, "http://127.0.0.1:9/rpc", version=version)
+        assert 'User "alice" is suspended by an admin (impersonation)' in str(refused["error"])
+    lifted = await arena.client.post("/api/admin/users/alice/unsuspend", headers=auth)
+    assert (await lifted.json())["bots_enabled"] == body["bots_disabled"]
+    statuses = {row[0]: row[1] for row in await db.fetchall("SELECT name, status FROM bots")}
+    assert statuses["one"] != "DISABLED" and statuses["two"] != "DISABLED"
+    accepted = await arena.register("three", "http://127.0.0.1:9/rpc")
+    assert "result" in accepted, accepted
+    unknown = await arena.client.post("/api/admin/users/nobody/suspend", headers=auth)
+    assert unknown.status == 404
+
+
+async def waiting_move(params: dict[str, Any], _id: Any) -> JSON:
+    await asyncio.sleep(0.2)
+    return {"position": first_empty(params)}

@@ -6,12 +6,15 @@ import asyncio
 import dataclasses
 import gzip
 import json
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
+from bots.kit import ReplayGuard, verify
 from merknera.botclient import BotClient
 from merknera.config import Config
+from merknera.protocol.excerpt import EXCERPT
 from merknera.protocol.faults import FaultKind
 
 Script = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
@@ -205,3 +208,86 @@ async def test_ping_counts_any_http_200(client: BotClient,
 
     server = await raw_server(script)
     assert (await client.ping(server.url, "s")).ok
+
+
+async def test_a_retried_call_carries_a_new_signature(
+        client: BotClient, raw_server: Callable[[Script], Awaitable[RawServer]]) -> None:
+    """A bot that refuses a signature it has seen (the kit does: a replay) must take the
+    platform's second attempt, which is the same request sent again."""
+    seen: list[tuple[str, str, bytes]] = []
+
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = (await reader.readuntil(b"\r\n\r\n")).decode()
+        fields = dict(line.split(": ", 1) for line in head.split("\r\n")[1:] if ": " in line)
+        body = await reader.readexactly(int(fields["Content-Length"]))
+        seen.append((fields["X-Merknera-Timestamp"], fields["X-Merknera-Signature"], body))
+        if len(seen) > 1:
+            writer.write(ok_reply(json.loads(body)["id"], {"position": 2}))
+            await writer.drain()
+
+    server = await raw_server(script)
+    result = await client.call(server.url, "the-secret", "TicTacToe.NextMove", {}, 2.0)
+    assert result.ok, result.fault
+    (first_stamp, first_signature, first_body), (stamp, signature, body) = seen
+    assert body == first_body  # the same request, the same id...
+    assert int(stamp) > int(first_stamp) and signature != first_signature  # ...signed anew
+    replays = ReplayGuard()
+    for timestamp, signed, sent in seen:
+        assert verify("the-secret", timestamp, sent, signed, now=int(stamp))
+        assert replays.first_time(signed, timestamp, now=int(stamp))
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+@pytest.mark.parametrize(("endpoint", "networks", "kind", "words"), [
+    ("http://127.0.0.1:{closed}/private?key=hunter2", None, FaultKind.UNREACHABLE,
+     "cannot connect: Connection refused"),
+    ("http://8.8.8.8:8080/private?key=hunter2", None, FaultKind.UNREACHABLE,
+     "the endpoint's address is outside the networks this platform calls"),
+    ("http://localhost:{closed}/private?key=hunter2", ("10.0.0.0/8",), FaultKind.UNREACHABLE,
+     "resolves only to addresses outside the allowed networks"),
+    ("http://no-such-host.invalid/private?key=hunter2", None, FaultKind.UNREACHABLE,
+     "the host name does not resolve"),
+], ids=["refused", "address outside", "name outside", "no such name"])
+async def test_fault_messages_never_name_the_endpoint(
+        config: Config, endpoint: str, networks: tuple[str, ...] | None, kind: FaultKind,
+        words: str) -> None:
+    """Fault messages are public once a game is over; the bot list hides endpoints."""
+    port = closed_port()
+    endpoint = endpoint.format(closed=port)
+    if networks is not None:
+        config = dataclasses.replace(config, allowed_networks=networks)
+    async with BotClient(config) as bot_client:
+        result = await bot_client.call(endpoint, "s", "TicTacToe.NextMove", {}, 2.0)
+    assert result.fault is not None and result.fault.kind is kind
+    assert words in result.fault.message
+    for piece in ("hunter2", "private", str(port), "127.0.0.1", "8.8.8.8", "localhost",
+                  "no-such-host", "8080"):
+        assert piece not in result.fault.message, result.fault.message
+
+
+@pytest.mark.parametrize(("status", "reply", "kind"), [
+    (500, b"SECRET-" * 200, FaultKind.HTTP_STATUS),
+    (200, json.dumps({"jsonrpc": "2.0", "error": "SECRET-" * 200, "id": 1}).encode(),
+     FaultKind.RPC_ERROR),
+])
+async def test_fault_messages_quote_a_bots_text_only_in_part(
+        client: BotClient, raw_server: Callable[[Script], Awaitable[RawServer]], status: int,
+        reply: bytes, kind: FaultKind) -> None:
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        call = await read_request(reader)
+        body = reply.replace(b'"id": 1', f'"id": {call["id"]}'.encode())
+        writer.write(f"HTTP/1.1 {status} X\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+                     + body)
+        await writer.drain()
+
+    server = await raw_server(script)
+    result = await client.call(server.url, "s", "TicTacToe.NextMove", {}, 2.0)
+    assert result.fault is not None and result.fault.kind is kind
+    assert result.fault.message.count("SECRET-") <= EXCERPT // len("SECRET-")
+    assert len(result.fault.message) < 200

@@ -140,9 +140,13 @@ class Guard:
 
         aiohttp's keep-alive timer runs from a connection's start and from the end of
         each response, and closes the connection if no whole request head has arrived by
-        then: it is the timeout for idle, kept-alive and slowly-sent heads alike.
+        then: it is the timeout for idle, kept-alive and slowly-sent heads alike.  After
+        answering a request whose body was not read to its end (refused as too large or
+        too slow), aiohttp reads on for ``lingering_time`` so that the client sees the
+        answer: a short while, or a slow client would keep the connection that long.
         """
-        return {"keepalive_timeout": self.limits.idle_timeout}
+        return {"keepalive_timeout": self.limits.idle_timeout,
+                "lingering_time": min(LINGERING_SECONDS, self.limits.idle_timeout)}
 
     def site(self, runner: web.BaseRunner, sock: Any) -> GuardedSite:
         """A site serving ``runner`` on the listening socket ``sock``, guarded."""
@@ -166,6 +170,9 @@ class Guard:
         """The request carried a wrong token."""
         self.auth.failed(self.client(request))
 
+
+LINGERING_SECONDS = 2.0
+"""How long a connection is read on after answering a request whose body was left unread."""
 
 GUARD_KEY: web.AppKey[Guard] = web.AppKey("guard", Guard)
 """Where an application keeps its platform's :class:`Guard`."""

@@ -123,6 +123,10 @@ async def bot_detail(request: web.Request) -> web.Response:
 @routes.get("/api/bots/{id}/log")
 async def bot_log(request: web.Request) -> web.Response:
     """A bot's log, for its owner only (``Authorization: Bearer <token>``)."""
+    if bearer_token(request):
+        # First: a client slowed down for wrong tokens learns nothing, not even which
+        # bots exist.
+        request.app[GUARD_KEY].check_auth(request)
     db = request.app[DB_KEY]()
     bot_id = _path_id(request)
     bot = await bot_store.get(db, bot_id)

@@ -17,6 +17,7 @@ from bots.kit import (
     TIMESTAMP_HEADER,
     Bot,
     InvalidParamsError,
+    ReplayGuard,
     sign,
     verify,
 )
@@ -201,6 +202,41 @@ async def test_signatures_once_the_secret_is_known(aiohttp_client: AiohttpClient
         TIMESTAMP_HEADER: timestamp,
         SIGNATURE_HEADER: sign(SECRET, timestamp, b'{"method": "Status.Ping"}')})
     assert response.status == 401
+
+
+async def test_a_signed_call_is_taken_once_and_only_while_fresh(
+        aiohttp_client: AiohttpClient) -> None:
+    bot = make_bot("perfect")
+    bot.secret = SECRET
+    client = await aiohttp_client(bot.make_app())
+    body = json.dumps(_call("TicTacToe.NextMove", {"gameid": 1, "mark": "X",
+                                                   "gamestate": BOARD})).encode()
+
+    async def send(timestamp: int) -> tuple[int, str]:
+        response = await client.post("/rpc", data=body, headers={
+            TIMESTAMP_HEADER: str(timestamp),
+            SIGNATURE_HEADER: sign(SECRET, str(timestamp), body)})
+        return response.status, await response.text()
+
+    now = int(time.time())
+    assert (await send(now))[0] == 200
+    # The same bytes with the same signature, recorded and sent again: a replay.
+    assert await send(now) == (401, "this call was taken before (a replay)\n")
+    # The platform's own second attempt carries a later timestamp, hence is taken.
+    assert (await send(now + 1))[0] == 200
+    # A call signed more than 60 s ago (or ahead) is refused whatever its signature.
+    assert (await send(now - 61))[0] == 401
+    assert (await send(now + 61))[0] == 401
+
+
+def test_the_replay_guard_forgets_what_the_window_refuses_anyway() -> None:
+    guard = ReplayGuard(max_age=60.0, memory=3)
+    assert guard.first_time("a", "1000", now=1000)
+    assert not guard.first_time("a", "1000", now=1059)
+    assert guard.first_time("a", "1000", now=1061)  # verify() refuses it by now anyway
+    for signature in ("b", "c", "d", "e"):
+        assert guard.first_time(signature, "1100", now=1100)
+    assert guard.first_time("b", "1100", now=1100)  # the oldest went beyond the memory
 
 
 def test_sign_and_verify() -> None:

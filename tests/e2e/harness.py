@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import re
+import resource
 import signal
 import sqlite3
 import sys
@@ -105,19 +106,24 @@ class Processes:
         self._env["PYTHONPATH"] = os.pathsep.join(
             [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
 
-    async def start(self, label: str, *args: str) -> Child:
-        """``python <args>`` with stdout piped (read it with :meth:`first_line`)."""
+    async def start(self, label: str, *args: str, open_files: int | None = None) -> Child:
+        """``python <args>`` with stdout piped (read it with :meth:`first_line`);
+        ``open_files`` caps its open-files limit (soft and hard)."""
         stem = re.sub(r"[^\w.-]+", "_", label)  # a bot's name may be anything
         stderr_path = self.workdir / f"{stem}.stderr"
         counter = 1
         while stderr_path.exists():
             counter += 1
             stderr_path = self.workdir / f"{stem}.{counter}.stderr"
+        def cap() -> None:
+            if open_files is not None:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
+
         with stderr_path.open("wb") as stderr:
             process = await asyncio.create_subprocess_exec(
                 sys.executable, *args, cwd=self.workdir, env=self._env,
                 stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=stderr)
+                stderr=stderr, preexec_fn=cap if open_files is not None else None)
         child = Child(label, process, stderr_path)
         self.children.append(child)
         return child
@@ -243,8 +249,10 @@ class E2E:
         assert token and " " not in token, f"the last line is not a token: {out!r}"
         return token
 
-    async def start_platform(self, **options: str) -> PlatformProcess:
-        """``merknera serve`` on a free port with :data:`PLATFORM_OPTIONS` (+ ``options``)."""
+    async def start_platform(self, open_files: int | None = None,
+                             **options: str) -> PlatformProcess:
+        """``merknera serve`` on a free port with :data:`PLATFORM_OPTIONS` (+ ``options``),
+        its open-files limit capped at ``open_files`` if given."""
         assert self.platform is None or not self.platform.child.running, \
             "a platform is running already"
         settings = {**PLATFORM_OPTIONS, **{k.replace("_", "-"): v for k, v in options.items()}}
@@ -252,7 +260,7 @@ class E2E:
                 "--port", "0"]
         for key, value in settings.items():
             args += [f"--{key}", value]
-        child = await self.processes.start("platform", *args)
+        child = await self.processes.start("platform", *args, open_files=open_files)
         match = await self.processes.first_line(child, LISTENING)
         assert match.group(2) == str(self.db), match.group(0)
         self.platform = PlatformProcess(child, match.group(1))

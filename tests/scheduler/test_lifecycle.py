@@ -112,7 +112,7 @@ async def test_a_new_version_ends_the_running_games_without_a_result(
 
 async def test_the_concurrency_limit_holds(config: Config, aiohttp_client: AiohttpClient,
                                            aiohttp_server: AiohttpServer) -> None:
-    config = dataclasses.replace(config, concurrency=2)
+    config = dataclasses.replace(config, concurrency=2, max_games_per_owner=2)
     platform = Platform(config)
     client = await aiohttp_client(build_app(config, platform))
     _, token = await users.create_user(platform.db, "alice")

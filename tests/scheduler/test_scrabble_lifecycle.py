@@ -6,12 +6,14 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import aiohttp
 import pytest
 from pytest_aiohttp import AiohttpClient, AiohttpServer
 
 from merknera.app import Platform, build_app
 from merknera.config import Config
 from merknera.games import JSON
+from merknera.protocol import jsonrpc
 from merknera.store import users
 from tests.support import Arena, ScriptedBot
 
@@ -170,3 +172,37 @@ async def test_a_nameless_ready_is_the_one_seat_preparing(
         assert (await arena.game(game_id))["reason"] == "NORMAL"
     again = await arena.rpc("Scrabble.Ready", {"gameid": 1, **hashes(arena)})
     assert "has finished" in str(again["error"])
+
+
+async def test_a_nameless_ready_from_another_address_is_refused(
+        arena: Arena, aiohttp_server: AiohttpServer) -> None:
+    """Anybody may know the public asset hashes: a Ready without botname and token is
+    taken only from the address the preparing seat's endpoint resolves to, else a
+    stranger could start the game while the bot is still downloading."""
+    await scrabble_bot(arena, aiohttp_server, "cached", {"status": "READY"})
+    fetching = await scrabble_bot(arena, aiohttp_server, "fetching", {"status": "PREPARING"})
+    await fetching.wait_for("NewGame", 2)
+    # The bots' endpoints are on 127.0.0.1; the stranger calls from 127.0.0.2.
+    connector = aiohttp.TCPConnector(local_addr=("127.0.0.2", 0))
+    call = {"jsonrpc": "2.0", "method": "Scrabble.Ready", "id": 1,
+            "params": {"gameid": 1, **hashes(arena)}}
+    async with aiohttp.ClientSession(connector=connector) as stranger, \
+            stranger.post(arena.client.make_url("/rpc"), json=call) as response:
+        refused = await response.json()
+    assert refused["error"]["code"] == jsonrpc.NOT_ALLOWED
+    assert "has its endpoint at the address this call came from" in refused["error"]["message"]
+    assert not arena.platform.scheduler.arena.readiness.is_ready(1, 1)
+    assert fetching.methods("NextMove") == []
+    # From the bot's own address, the same call is taken.
+    taken = await arena.rpc("Scrabble.Ready", {"gameid": 1, **hashes(arena)})
+    assert taken["result"] == {"status": "OK"}, taken
+
+
+async def test_a_token_without_a_botname_is_refused(
+        arena: Arena, aiohttp_server: AiohttpServer) -> None:
+    fetching = await scrabble_bot(arena, aiohttp_server, "fetching", {"status": "PREPARING"})
+    await scrabble_bot(arena, aiohttp_server, "other", {"status": "READY"})
+    await fetching.wait_for("NewGame", 1)
+    reply = await arena.rpc("Scrabble.Ready", {"gameid": 1, **hashes(arena),
+                                                "token": arena.token})
+    assert 'The param "botname" is required with "token"' in str(reply["error"])

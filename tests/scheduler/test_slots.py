@@ -1,0 +1,76 @@
+"""Places in play: the total, each owner's fair share, and who is served first."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from merknera.scheduler.slots import Slots
+
+
+async def settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def test_an_owner_holds_no_more_than_its_share_while_others_play() -> None:
+    slots = Slots(total=4, per_owner=2)
+    await slots.acquire({1})
+    await slots.acquire({1})
+    third = asyncio.ensure_future(slots.acquire({1}))
+    others = asyncio.ensure_future(slots.acquire({2}))
+    await settle()
+    # The third game of owner 1 waits; owner 2's game, which came later, goes ahead.
+    assert not third.done() and others.done()
+    assert (slots.in_use, slots.held_by(1), slots.held_by(2)) == (3, 2, 1)
+    slots.release({1})
+    await settle()
+    assert third.done() and slots.held_by(1) == 2
+
+
+async def test_a_game_counts_against_every_owner_seated() -> None:
+    slots = Slots(total=10, per_owner=1)
+    await slots.acquire({1, 2})
+    waiting = [asyncio.ensure_future(slots.acquire({owner})) for owner in (1, 2, 3)]
+    await settle()
+    assert [task.done() for task in waiting] == [False, False, True]
+    slots.release({1, 2})
+    await settle()
+    assert all(task.done() for task in waiting)
+
+
+async def test_waiters_that_fit_are_served_in_the_order_they_came() -> None:
+    slots = Slots(total=1, per_owner=1)
+    await slots.acquire({9})
+    order: list[int] = []
+
+    async def play(owner: int) -> None:
+        await slots.acquire({owner})
+        order.append(owner)
+        slots.release({owner})
+
+    tasks = [asyncio.ensure_future(play(owner)) for owner in (3, 1, 2)]
+    await settle()
+    slots.release({9})
+    await asyncio.gather(*tasks)
+    assert order == [3, 1, 2]
+    assert slots.in_use == 0
+
+
+async def test_a_cancelled_waiter_gives_its_turn_away() -> None:
+    slots = Slots(total=1, per_owner=1)
+    await slots.acquire({1})
+    cancelled = asyncio.ensure_future(slots.acquire({2}))
+    later = asyncio.ensure_future(slots.acquire({3}))
+    await settle()
+    cancelled.cancel()
+    await settle()
+    slots.release({1})
+    await settle()
+    assert later.done() and (slots.in_use, slots.held_by(2), slots.held_by(3)) == (1, 0, 1)
+
+
+def test_a_share_below_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        Slots(total=4, per_owner=0)
