@@ -33,6 +33,7 @@ bench: $(STAMP)
 	$(PY) bench/scrabble_bot.py
 	$(PY) bench/games.py
 	$(PY) bench/ladder.py
+	$(PY) bench/siege.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info

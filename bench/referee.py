@@ -112,8 +112,10 @@ async def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             moves_per_game = 7  # first-empty vs first-empty: X wins on the 7th move
             for round_number in range(args.rounds):
+                # One author owns every bot here: its fair share is the whole platform.
                 config = Config(db=str(Path(tmp) / f"bench-{round_number}.db"),
-                                concurrency=args.concurrency, log_level="WARNING")
+                                concurrency=args.concurrency,
+                                max_games_per_owner=args.concurrency, log_level="WARNING")
                 bares.append(await bare_rate(config, urls, args.games * moves_per_game,
                                              args.concurrency))
                 platforms.append(await platform_rate(config, urls, args.games))

@@ -68,16 +68,8 @@ class RpcService:
             if method is None:
                 raise jsonrpc.RpcError(jsonrpc.METHOD_NOT_FOUND,
                                        f'Method not found: "{call.method}"')
-            if "token" in call.params:
-                try:
-                    self._guard.auth.check(caller.client)
-                except RateLimitedError as exc:
-                    raise jsonrpc.RpcError(jsonrpc.RATE_LIMITED, exc.message,
-                                           exc.retry_after) from None
-            result = await method(call.params, caller)
+            result = await self._call(method, call, caller)
         except jsonrpc.RpcError as exc:
-            if exc.code == jsonrpc.UNKNOWN_TOKEN:
-                self._guard.auth.failed(caller.client)
             reply = jsonrpc.error_reply(call.dialect, call.id, exc)
             if exc.retry_after is not None:
                 retry = RateLimitedError(exc.message, exc.retry_after).retry_after_header
@@ -90,6 +82,22 @@ class RpcService:
         else:
             reply = jsonrpc.success_reply(call.dialect, call.id, result)
         return _reply(reply, empty=call.is_notification)
+
+    async def _call(self, method: Method, call: jsonrpc.Request, caller: Caller) -> JSON:
+        """Run a method; one whose params carry a token is an attempt at the caller's
+        identity, slowed down after wrong ones (:class:`merknera.guard.AuthThrottle`)."""
+        if "token" not in call.params:
+            return await method(call.params, caller)
+        try:
+            async with self._guard.auth.attempt(caller.client):
+                try:
+                    return await method(call.params, caller)
+                except jsonrpc.RpcError as exc:
+                    if exc.code == jsonrpc.UNKNOWN_TOKEN:
+                        self._guard.auth.failed(caller.client)
+                    raise
+        except RateLimitedError as exc:
+            raise jsonrpc.RpcError(jsonrpc.RATE_LIMITED, exc.message, exc.retry_after) from None
 
 
 def _reply(reply: JSONObject, status: int = 200, headers: dict[str, str] | None = None,

@@ -13,8 +13,11 @@ uses the same one:
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from collections import Counter
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,19 +68,41 @@ class ListenerLimits:
 
 class AuthThrottle:
     """Slows down a client that sends wrong tokens: ``burst`` of them in a row, then one
-    more every ``interval`` seconds.  While it must wait, every request of it that carries
-    a token is refused unread, so that it learns nothing from trying."""
+    more every ``interval`` seconds.
+
+    A client's attempts with a token are tried one after another (:meth:`attempt`), so
+    that attempts sent side by side cannot all slip through before the first has failed;
+    right tokens cost nothing.  While a client must wait, its requests with a token are
+    refused unread: it learns nothing from trying.
+    """
 
     def __init__(self, burst: int, interval: float) -> None:
         self._failures = Buckets(burst, interval)
+        self._turns: dict[str, asyncio.Lock] = {}
+        self._waiting: Counter[str] = Counter()
 
-    def check(self, client: str) -> None:
-        """:raises RateLimitedError: if ``client`` must wait before trying a token again."""
-        wait = self._failures.wait(client)
-        if wait > 0:
-            raise RateLimitedError(
-                "too many wrong tokens from your address; try again in "
-                f"{max(1, round(wait))} s", wait)
+    @contextlib.asynccontextmanager
+    async def attempt(self, client: str) -> AsyncIterator[None]:
+        """One attempt of ``client`` with a token: the block checks the token, and calls
+        :meth:`failed` if it is wrong.
+
+        :raises RateLimitedError: on entry, if ``client`` must wait before trying again.
+        """
+        turn = self._turns.setdefault(client, asyncio.Lock())
+        self._waiting[client] += 1
+        try:
+            async with turn:
+                wait = self._failures.wait(client)
+                if wait > 0:
+                    raise RateLimitedError(
+                        "too many wrong tokens from your address; try again in "
+                        f"{max(1, round(wait))} s", wait)
+                yield
+        finally:
+            self._waiting[client] -= 1
+            if self._waiting[client] <= 0:
+                del self._waiting[client]
+                del self._turns[client]
 
     def failed(self, client: str) -> None:
         """``client`` sent a wrong token."""
@@ -159,15 +184,18 @@ class Guard:
         """
         return await read_body(request, limit, self.limits.body_timeout)
 
-    def check_auth(self, request: web.BaseRequest) -> None:
-        """Refuse (429) a request with a token from a client that must wait."""
+    @contextlib.asynccontextmanager
+    async def auth_attempt(self, request: web.BaseRequest) -> AsyncIterator[None]:
+        """A request's attempt with a token (:meth:`AuthThrottle.attempt`); refused with
+        429 when its client must wait."""
         try:
-            self.auth.check(self.client(request))
+            async with self.auth.attempt(self.client(request)):
+                yield
         except RateLimitedError as exc:
             raise too_many(exc) from None
 
     def auth_failed(self, request: web.BaseRequest) -> None:
-        """The request carried a wrong token."""
+        """The request's token was wrong."""
         self.auth.failed(self.client(request))
 
 

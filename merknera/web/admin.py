@@ -51,7 +51,7 @@ def _error(kind: type[web.HTTPError], message: str, **headers: str) -> web.HTTPE
                 headers=headers or None)
 
 
-def _ops(request: web.Request) -> AdminOps:
+async def _ops(request: web.Request) -> AdminOps:
     """The platform, once the caller has shown the admin token (a client that keeps
     showing wrong ones is slowed down: 429)."""
     ops = request.app[OPS_KEY]()
@@ -60,12 +60,12 @@ def _ops(request: web.Request) -> AdminOps:
         raise _error(web.HTTPUnauthorized, "send the admin token as Authorization: Bearer "
                      "<token>", **{"WWW-Authenticate": "Bearer"})
     guard = request.app[GUARD_KEY]
-    guard.check_auth(request)
-    if not is_admin_token(ops.admin_token, token):
-        guard.auth_failed(request)
-        if not ops.admin_token:
-            raise _error(web.HTTPForbidden, "no admin token is configured (admin_token)")
-        raise _error(web.HTTPForbidden, "that is not the admin token")
+    async with guard.auth_attempt(request):
+        if not is_admin_token(ops.admin_token, token):
+            guard.auth_failed(request)
+            if not ops.admin_token:
+                raise _error(web.HTTPForbidden, "no admin token is configured (admin_token)")
+            raise _error(web.HTTPForbidden, "that is not the admin token")
     return ops
 
 
@@ -99,7 +99,7 @@ async def _body(request: web.Request) -> dict[str, Any]:
 @routes.post("/api/admin/bots/{id}/disable")
 async def disable_bot(request: web.Request) -> web.Response:
     """Take a bot out of play (its unfinished games end without a result)."""
-    ops = _ops(request)
+    ops = await _ops(request)
     bot_id = _bot_id(request)
     reason = (await _body(request)).get("reason") or "disabled by an admin"
     if not isinstance(reason, str):
@@ -113,7 +113,7 @@ async def disable_bot(request: web.Request) -> web.Response:
 @routes.post("/api/admin/bots/{id}/enable")
 async def enable_bot(request: web.Request) -> web.Response:
     """Put a disabled bot back in play."""
-    ops = _ops(request)
+    ops = await _ops(request)
     bot_id = _bot_id(request)
     if not await ops.enable_bot(bot_id):
         raise _error(web.HTTPConflict, f"bot {bot_id} is not disabled")
@@ -124,7 +124,7 @@ async def enable_bot(request: web.Request) -> web.Response:
 async def suspend_user(request: web.Request) -> web.Response:
     """Suspend a user: their registrations are refused and their current bots disabled
     (their unfinished games end without a result) until the suspension is lifted."""
-    ops = _ops(request)
+    ops = await _ops(request)
     name = request.match_info["name"]
     reason = (await _body(request)).get("reason") or "suspended by an admin"
     if not isinstance(reason, str):
@@ -138,7 +138,7 @@ async def suspend_user(request: web.Request) -> web.Response:
 @routes.post("/api/admin/users/{name}/unsuspend")
 async def unsuspend_user(request: web.Request) -> web.Response:
     """Lift a user's suspension; the bots it disabled play again once they answer."""
-    ops = _ops(request)
+    ops = await _ops(request)
     name = request.match_info["name"]
     enabled = await ops.unsuspend_user(name)
     if enabled is None:
@@ -149,25 +149,25 @@ async def unsuspend_user(request: web.Request) -> web.Response:
 @routes.get("/api/admin/ladder")
 async def ladder_state(request: web.Request) -> web.Response:
     """OFF, PAUSED or RUNNING."""
-    return web.json_response({"ladder": _ops(request).ladder_state()})
+    return web.json_response({"ladder": (await _ops(request)).ladder_state()})
 
 
 @routes.post("/api/admin/ladder/pause")
 async def pause_ladder(request: web.Request) -> web.Response:
     """Stop scheduling ladder games (games under way go on)."""
-    return web.json_response({"ladder": _ops(request).set_ladder_paused(True)})
+    return web.json_response({"ladder": (await _ops(request)).set_ladder_paused(True)})
 
 
 @routes.post("/api/admin/ladder/resume")
 async def resume_ladder(request: web.Request) -> web.Response:
     """Schedule ladder games again."""
-    return web.json_response({"ladder": _ops(request).set_ladder_paused(False)})
+    return web.json_response({"ladder": (await _ops(request)).set_ladder_paused(False)})
 
 
 @routes.post("/api/admin/tournaments")
 async def create_tournament(request: web.Request) -> web.Response:
     """``{"game", "format": "round-robin"|"swiss", "rounds", "bots"?}`` -> ``{"id"}``."""
-    ops = _ops(request)
+    ops = await _ops(request)
     body = await _body(request)
     game, fmt, rounds, bot_ids = (body.get(key) for key in ("game", "format", "rounds", "bots"))
     if not isinstance(game, str) or not isinstance(fmt, str):

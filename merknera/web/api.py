@@ -123,20 +123,17 @@ async def bot_detail(request: web.Request) -> web.Response:
 @routes.get("/api/bots/{id}/log")
 async def bot_log(request: web.Request) -> web.Response:
     """A bot's log, for its owner only (``Authorization: Bearer <token>``)."""
-    if bearer_token(request):
-        # First: a client slowed down for wrong tokens learns nothing, not even which
-        # bots exist.
-        request.app[GUARD_KEY].check_auth(request)
     db = request.app[DB_KEY]()
     bot_id = _path_id(request)
-    bot = await bot_store.get(db, bot_id)
-    if bot is None:
-        raise _not_found(f"no bot with id {bot_id}")
     if not bearer_token(request):
         raise web.HTTPUnauthorized(
             text=_json({"error": "send your token as Authorization: Bearer <token>"}),
             content_type="application/json", headers={"WWW-Authenticate": "Bearer"})
+    # The token first: a wrong one learns nothing, not even whether the bot exists.
     viewer = await _viewer(request, refusal="only the bot's owner may read its log")
+    bot = await bot_store.get(db, bot_id)
+    if bot is None:
+        raise _not_found(f"no bot with id {bot_id}")
     if viewer.user_id != bot.user_id:
         raise web.HTTPForbidden(text=_json({"error": "only the bot's owner may read its log"}),
                                 content_type="application/json")
@@ -187,13 +184,14 @@ async def _viewer(request: web.Request,
     if not token:
         return Viewer()
     guard = request.app[GUARD_KEY]
-    guard.check_auth(request)
-    if is_admin_token(request.app[OPS_KEY]().admin_token, token):
-        return Viewer(admin=True)
-    user = await users.find_user_by_token(request.app[DB_KEY](), token)
-    if user is None:
-        guard.auth_failed(request)
-        raise web.HTTPForbidden(text=_json({"error": refusal}), content_type="application/json")
+    async with guard.auth_attempt(request):
+        if is_admin_token(request.app[OPS_KEY]().admin_token, token):
+            return Viewer(admin=True)
+        user = await users.find_user_by_token(request.app[DB_KEY](), token)
+        if user is None:
+            guard.auth_failed(request)
+            raise web.HTTPForbidden(text=_json({"error": refusal}),
+                                    content_type="application/json")
     return Viewer(user_id=user.id)
 
 

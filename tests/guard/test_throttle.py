@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+
 import pytest
 
 from merknera.guard import AuthThrottle, RateLimitedError
@@ -53,16 +56,36 @@ def test_spending_counts_even_without_tokens_left() -> None:
     assert buckets.wait("a") == pytest.approx(4.0)
 
 
-def test_the_throttle_refuses_a_client_after_its_burst_of_wrong_tokens() -> None:
+async def test_the_throttle_refuses_a_client_after_its_burst_of_wrong_tokens() -> None:
     throttle = AuthThrottle(burst=2, interval=30.0)
-    throttle.check("10.0.0.1")
-    throttle.failed("10.0.0.1")
-    throttle.check("10.0.0.1")
-    throttle.failed("10.0.0.1")
+    for _ in range(5):
+        async with throttle.attempt("10.0.0.1"):
+            pass  # right tokens cost nothing
+    for _ in range(2):
+        async with throttle.attempt("10.0.0.1"):
+            throttle.failed("10.0.0.1")
     with pytest.raises(RateLimitedError, match="too many wrong tokens") as refused:
-        throttle.check("10.0.0.1")
+        async with throttle.attempt("10.0.0.1"):
+            pass
     assert refused.value.retry_after_header == "30"
-    throttle.check("10.0.0.2")  # another client is not slowed down
+    async with throttle.attempt("10.0.0.2"):
+        pass  # another client is not slowed down
+
+
+async def test_attempts_sent_side_by_side_are_tried_one_after_another() -> None:
+    throttle = AuthThrottle(burst=3, interval=30.0)
+    checked = 0
+
+    async def guess() -> None:
+        nonlocal checked
+        with contextlib.suppress(RateLimitedError):
+            async with throttle.attempt("10.0.0.1"):
+                checked += 1
+                await asyncio.sleep(0.001)  # looking the token up
+                throttle.failed("10.0.0.1")
+
+    await asyncio.gather(*(guess() for _ in range(50)))
+    assert checked == 3
 
 
 @pytest.mark.parametrize(("seconds", "header"), [(0.01, "1"), (1.0, "1"), (1.2, "2"),
