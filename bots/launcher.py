@@ -97,7 +97,14 @@ async def _post_with_retry(session: aiohttp.ClientSession, url: str, call: dict[
     while True:
         try:
             async with session.post(url, json=call) as response:
-                return response.status, await response.read()
+                status, body = response.status, await response.read()
+                wait = _retry_after(response.headers.get("Retry-After"))
+            # 429: too many registrations (or wrong tokens) for now; the platform says when
+            # to try again, and we do if that is within retry_for.
+            if status != 429 or wait is None or wait > deadline - loop.time():
+                return status, body
+            logger.info("the platform asks to register again in %g s; waiting", wait)
+            await asyncio.sleep(wait)
         except aiohttp.ClientConnectorError as exc:
             left = deadline - loop.time()
             if left <= 0:
@@ -108,6 +115,13 @@ async def _post_with_retry(session: aiohttp.ClientSession, url: str, call: dict[
         # A read timeout is also a ClientError subclass in aiohttp; either way we give up.
         except (TimeoutError, aiohttp.ClientError) as exc:
             raise RegistrationError(f"registration call to {url} failed: {exc!r}") from exc
+
+
+def _retry_after(header: str | None) -> float | None:
+    """A ``Retry-After`` header in seconds (None when absent or not whole seconds)."""
+    if header is None or not header.isascii() or not header.strip().isdigit():
+        return None
+    return float(header.strip())
 
 
 def _read_register_reply(url: str, status: int, body: bytes, call_id: Any) -> RegisterResult:

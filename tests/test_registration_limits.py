@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from merknera.protocol import jsonrpc
-from merknera.store import users
+from merknera.store import bots, users
 from tests.conftest import ArenaFactory
 from tests.support import Arena
 
@@ -97,3 +97,17 @@ async def test_a_capital_i_for_an_l_is_the_same_name(arena: Arena) -> None:
     _, reply, _ = await register(arena, "bIlly")
     assert reply["error"]["code"] == jsonrpc.NAME_TAKEN
     assert 'The bot name "bIlly" is too like "billy"' in reply["error"]["message"]
+
+
+async def test_a_name_from_before_the_rules_keeps_working(arena: Arena) -> None:
+    """A name stored before names were checked (a no-break space in it) is its owner's
+    still: new versions of it are taken."""
+    user = await users.find_user_by_token(arena.platform.db, arena.token)
+    assert user is not None
+    await arena.platform.db.transaction(lambda conn: bots.insert(
+        conn, name="old\u00a0timer", version="1", game="TICTACTOE", user_id=user.id,
+        meta=bots.BotMetadata(ENDPOINT), secret="s"))
+    status, reply, _ = await register(arena, "old\u00a0timer", version="2")
+    assert status == 200 and "A new version" in reply["result"]["message"], reply
+    _, refused, _ = await register(arena, "new\u00a0timer")
+    assert "a space other than the plain space" in refused["error"]["message"]

@@ -10,7 +10,9 @@ import math
 import re
 import secrets
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from merknera.endpoints import EndpointRefusedError, check_endpoint
 from merknera.games import (
@@ -30,6 +32,8 @@ from merknera.scheduler.core import Scheduler
 from merknera.scheduler.roundrobin import registration_groups
 from merknera.store import bots, games, logs, now, users
 from merknera.store.bots import Bot, BotMetadata, BotStatus
+
+T = TypeVar("T")
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -69,18 +73,6 @@ class RegistrationRequest:
     programminglanguage: str = ""
     website: str = ""
     description: str = ""
-    name: BotName | None = None
-    """``botname`` checked, with the keys it is compared by (:mod:`merknera.names`)."""
-
-    @property
-    def bot_name(self) -> BotName:
-        """``botname`` checked (made from it when the request was built by hand)."""
-        if self.name is not None:
-            return self.name
-        try:
-            return check_bot_name(self.botname)
-        except NameRefusedError as exc:
-            raise RegistrationError(jsonrpc.INVALID_PARAMS, str(exc)) from None
 
     @classmethod
     def from_params(cls, params: JSONObject) -> RegistrationRequest:
@@ -106,17 +98,12 @@ class RegistrationRequest:
             if len(value) > longest:
                 raise RegistrationError(jsonrpc.INVALID_PARAMS,
                                         f'The param "{name}" is longer than {longest} characters')
-            # The bot name and version get the finer checks of merknera.names below.
+            # A new bot name and version get the finer checks of merknera.names (_register).
             if name in ("game", "token") and _CONTROL.search(value):
                 raise RegistrationError(jsonrpc.INVALID_PARAMS,
                                         f'The param "{name}" contains control characters')
             values[name] = value
-        try:
-            check_text(values["botversion"], "bot version")
-            bot_name = check_bot_name(values["botname"])
-        except NameRefusedError as exc:
-            raise RegistrationError(jsonrpc.INVALID_PARAMS, str(exc)) from None
-        return cls(**values, name=bot_name)
+        return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -205,8 +192,7 @@ def _register(conn: sqlite3.Connection, request: RegistrationRequest, game: AnyG
         raise _unknown_token(request.token)
     if user.suspended:
         raise _suspended(user)
-    bot_name = request.bot_name
-    name, version = bot_name.text, request.botversion
+    name, version = request.botname, request.botversion
     meta = BotMetadata(request.rpcendpoint, request.programminglanguage, request.website,
                        request.description)
     existing = bots.by_name(conn, name)
@@ -216,7 +202,8 @@ def _register(conn: sqlite3.Connection, request: RegistrationRequest, game: AnyG
             f'The bot name "{name}" has already been used by another user. '
             "All bot names must be unique, please use another name.")
     if not existing:
-        _check_new_name(conn, bot_name, user, max_names)
+        # Names registered before these rules keep working; new ones must pass them.
+        _check_new_name(conn, _checked(check_bot_name, name), user, max_names)
     same = next((b for b in existing if b.version == version), None)
     if same is not None:
         bot = _reregister(conn, same, request, meta)
@@ -226,6 +213,7 @@ def _register(conn: sqlite3.Connection, request: RegistrationRequest, game: AnyG
             "updated. No new games will be scheduled but your bot will be marked as "
             "online and if there are any outstanding games they will be continued."),
             [], [], [])
+    _checked(lambda text: check_text(text, "bot version"), version)
     banned = next((b for b in existing if b.status is BotStatus.DISABLED
                    and b.disabled_by == "ADMIN"), None)
     if banned is not None:
@@ -253,6 +241,14 @@ def _register(conn: sqlite3.Connection, request: RegistrationRequest, game: AnyG
                f"A new version of your bot has been registered as {name} "
                f"(version: {version}), good luck with {game.name}!")
     return _Registered(bot, message, new_games, superseded_games, retired)
+
+
+def _checked(check: Callable[[str], T], text: str) -> T:
+    """``check(text)``, its refusal as an invalid param."""
+    try:
+        return check(text)
+    except NameRefusedError as exc:
+        raise RegistrationError(jsonrpc.INVALID_PARAMS, str(exc)) from None
 
 
 def _check_new_name(conn: sqlite3.Connection, name: BotName, user: users.User,

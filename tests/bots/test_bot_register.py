@@ -195,3 +195,35 @@ def test_platform_rpc_url() -> None:
     assert platform_rpc_url("http://h/rpc") == "http://h/rpc"
     assert platform_rpc_url("http://h/merknera/") == "http://h/merknera/rpc"
 
+
+
+def _limited_then_ok(retry_after: str) -> Reply:
+    calls = 0
+
+    def reply(call: dict[str, Any]) -> web.Response:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            return web.json_response(
+                {"jsonrpc": "2.0", "id": call["id"], "error": {
+                    "code": -32008, "message": "too many registrations; try again in 1 s"}},
+                status=429, headers={"Retry-After": retry_after})
+        return _ok(call)
+
+    return reply
+
+
+async def test_a_429_is_waited_out_within_retry_for(aiohttp_server: AiohttpServer) -> None:
+    seen: list[dict[str, Any]] = []
+    server = await aiohttp_server(_fake_platform(_limited_then_ok("1"), seen))
+    result = await _register(server, retry_for=5.0)
+    assert result.secret == SECRET and len(seen) == 2
+
+
+async def test_a_429_beyond_retry_for_is_the_platforms_refusal(
+        aiohttp_server: AiohttpServer) -> None:
+    seen: list[dict[str, Any]] = []
+    server = await aiohttp_server(_fake_platform(_limited_then_ok("30"), seen))
+    with pytest.raises(RegistrationError, match="too many registrations"):
+        await _register(server, retry_for=5.0)
+    assert len(seen) == 1
