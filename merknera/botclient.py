@@ -18,6 +18,7 @@ import itertools
 import logging
 import os
 import socket
+import ssl
 import time
 from dataclasses import dataclass
 
@@ -40,10 +41,7 @@ from merknera.protocol.faults import FaultKind
 
 log = logging.getLogger(__name__)
 
-# Ids start from the clock (milliseconds) so that a platform started again does not send
-# the very bodies it sent before: with the same timestamp they would carry the same
-# signature, and a bot that refuses replayed calls would refuse them.
-_request_ids = itertools.count(time.time_ns() // 1_000_000)
+_request_ids = itertools.count(1)
 
 RESOURCE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
 """Errors that mean the platform, not the bot, is out of something."""
@@ -334,6 +332,8 @@ def _describe(exc: BaseException | None) -> str:
     messages do: "Connect call failed ('10.0.0.7', 8001)")."""
     if exc is None:
         return "unknown error"
+    if isinstance(exc, ssl.SSLError):
+        return f"the TLS handshake failed ({exc.reason or type(exc).__name__})"
     if isinstance(exc, socket.gaierror):
         return f"the host name does not resolve ({exc.strerror})"
     if isinstance(exc, OSError) and exc.errno:

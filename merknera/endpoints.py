@@ -78,10 +78,10 @@ def literal_ip(host: str) -> str | None:
         return None
 
 
-async def _resolve(parsed: URL) -> list[str]:
-    """The addresses of a parsed endpoint's host.
+async def _addresses(parsed: URL) -> list[str]:
+    """The addresses of an endpoint's host.
 
-    :raises OSError: (or UnicodeError) if the host does not resolve.
+    :raises OSError: (or UnicodeError) if it does not resolve.
     """
     host = parsed.raw_host or ""
     literal = literal_ip(host)
@@ -92,14 +92,6 @@ async def _resolve(parsed: URL) -> list[str]:
     return sorted({str(info[4][0]) for info in infos})
 
 
-async def endpoint_addresses(url: str) -> list[str]:
-    """The addresses an endpoint URL resolves to now ([] if it does not)."""
-    try:
-        return await _resolve(parse_endpoint(url))
-    except (EndpointRefusedError, OSError, UnicodeError):
-        return []
-
-
 async def check_endpoint(url: str, networks: Sequence[IPNetwork]) -> URL:
     """Check an endpoint's shape and that every address of its host is allowed.
 
@@ -107,7 +99,7 @@ async def check_endpoint(url: str, networks: Sequence[IPNetwork]) -> URL:
     """
     parsed = parse_endpoint(url)
     try:
-        addresses = await _resolve(parsed)
+        addresses = await _addresses(parsed)
     except (OSError, UnicodeError) as exc:
         raise EndpointRefusedError(
             f'the endpoint host "{parsed.raw_host}" does not resolve ({exc})') from None
@@ -117,6 +109,16 @@ async def check_endpoint(url: str, networks: Sequence[IPNetwork]) -> URL:
             f'the endpoint "{url}" resolves to {", ".join(refused)}, outside the networks '
             f"this platform calls ({', '.join(str(n) for n in networks)})")
     return parsed
+
+
+async def endpoint_addresses(url: str, time_limit: float) -> frozenset[str]:
+    """The addresses an endpoint URL resolves to now (none if it does not resolve within
+    ``time_limit`` seconds)."""
+    try:
+        async with asyncio.timeout(time_limit):
+            return frozenset(await _addresses(parse_endpoint(url)))
+    except (EndpointRefusedError, OSError, UnicodeError):
+        return frozenset()
 
 
 class PolicyResolver(AbstractResolver):

@@ -15,7 +15,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from merknera.assets import AssetStore
-from merknera.endpoints import endpoint_addresses
 from merknera.games import JSON, AnyGame, JSONObject
 from merknera.guard import Caller, same_host
 from merknera.protocol import jsonrpc
@@ -33,10 +32,18 @@ class Readiness:
 
     def __init__(self) -> None:
         self._events: dict[tuple[int, int], asyncio.Event] = {}
+        self._addresses: dict[tuple[int, int], frozenset[str]] = {}
 
-    def expect(self, game_id: int, seat: int) -> None:
-        """The seat answered PREPARING: a Ready is due."""
+    def expect(self, game_id: int, seat: int,
+               addresses: frozenset[str] = frozenset()) -> None:
+        """The seat answered PREPARING: a Ready is due (a nameless one from ``addresses``,
+        those of its bot's endpoint)."""
         self._events.setdefault((game_id, seat), asyncio.Event())
+        self._addresses[(game_id, seat)] = addresses
+
+    def addresses(self, game_id: int, seat: int) -> frozenset[str]:
+        """The addresses of the preparing seat's endpoint when it answered PREPARING."""
+        return self._addresses.get((game_id, seat), frozenset())
 
     def preparing(self, game_id: int, seats: Iterable[int]) -> list[int]:
         """Those of ``seats`` expected to call Ready that have not yet."""
@@ -68,6 +75,7 @@ class Readiness:
         """Drop a game's entries (it has begun, or ended before it could)."""
         for seat in seats:
             self._events.pop((game_id, seat), None)
+            self._addresses.pop((game_id, seat), None)
 
 
 @dataclass(frozen=True)
@@ -77,7 +85,6 @@ class _Seat:
     bot_name: str
     user_id: int
     ready: bool
-    endpoint: str
 
 
 class ReadyService:
@@ -92,8 +99,8 @@ class ReadyService:
         """Check a Ready call and mark the seat ready; returns ``{"status": "OK"}``.
 
         The seat is named by ``botname`` with its owner's ``token``; a Ready with neither
-        (Merknera's wiki had no such params) is taken only from the address the preparing
-        seat's endpoint resolves to.
+        (Merknera's wiki had no such params) is taken only from the address of the preparing
+        seat's endpoint.
 
         :raises jsonrpc.RpcError: saying precisely what was wrong.
         """
@@ -153,7 +160,7 @@ class ReadyService:
     async def _identify(self, game_id: int, seats: list[_Seat], botname: str | None,
                         token: str | None, caller: Caller) -> _Seat:
         if botname is None:
-            return await self._by_address(game_id, seats, caller)
+            return self._by_address(game_id, seats, caller)
         mine = [seat for seat in seats if seat.bot_name == botname]
         if not mine:
             raise jsonrpc.RpcError(jsonrpc.NOT_ALLOWED,
@@ -169,16 +176,17 @@ class ReadyService:
         return next((seat for seat in mine if not seat.ready), mine[0])
 
 
-    async def _by_address(self, game_id: int, seats: list[_Seat], caller: Caller) -> _Seat:
+    def _by_address(self, game_id: int, seats: list[_Seat], caller: Caller) -> _Seat:
         """The seat a nameless Ready (Merknera's wiki form) is for: the one preparing seat
-        whose endpoint resolves to the caller's address.  Anyone else could otherwise
-        start a game while its bot is still downloading, by knowing the public hashes."""
+        whose endpoint is at the caller's address.  Anyone else could otherwise start a
+        game while its bot is still downloading, by knowing the public hashes.
+
+        The endpoint's addresses were looked up when the seat answered PREPARING, so a
+        Ready costs no name lookup (whose time a bot's owner controls)."""
         waiting = set(self._readiness.preparing(game_id, [seat.seat for seat in seats]))
-        preparing = [seat for seat in seats if seat.seat in waiting]
-        hosts = await asyncio.gather(*(endpoint_addresses(seat.endpoint) for seat in preparing))
-        theirs = [seat for seat, addresses in zip(preparing, hosts, strict=True)
-                  if caller.address is not None
-                  and any(same_host(caller.address, address) for address in addresses)]
+        theirs = [seat for seat in seats if seat.seat in waiting and caller.address is not None
+                  and any(same_host(caller.address, address)
+                          for address in self._readiness.addresses(game_id, seat.seat))]
         if len(theirs) == 1:
             return theirs[0]
         if not theirs:
@@ -198,11 +206,9 @@ def _game_seats(conn: sqlite3.Connection,
                        (game_id,)).fetchone()
     if row is None:
         return None
-    seats = [_Seat(r["seat"], r["bot_id"], r["name"], r["user_id"], bool(r["ready"]),
-                   r["endpoint"])
+    seats = [_Seat(r["seat"], r["bot_id"], r["name"], r["user_id"], bool(r["ready"]))
              for r in conn.execute(
-        "SELECT seats.seat, seats.bot_id, seats.ready, bots.name, bots.user_id, bots.endpoint "
-        "FROM seats "
+        "SELECT seats.seat, seats.bot_id, seats.ready, bots.name, bots.user_id FROM seats "
         "JOIN bots ON bots.id = seats.bot_id WHERE seats.game_id = ? ORDER BY seats.seat",
         (game_id,))]
     return row["game"], row["status"], json.loads(row["settings"]), seats

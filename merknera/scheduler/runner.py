@@ -19,6 +19,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 
 from merknera.botclient import CallResult, PlatformResourceError
+from merknera.endpoints import endpoint_addresses
 from merknera.events import GameFinished, MovePlayed
 from merknera.games import (
     CHANCE,
@@ -203,7 +204,10 @@ class GameRunner:
                             await games.mark_ready(arena.db, self._game_id, seat)
                     else:
                         preparing.append(seat)
-                        arena.readiness.expect(self._game_id, seat)
+                        # Where a nameless Ready may come from (see ReadyService): looked
+                        # up once here, not at each Ready call.
+                        arena.readiness.expect(self._game_id, seat, await endpoint_addresses(
+                            self._bot(play, seat).endpoint, arena.config.connect_timeout))
                     break
                 # NewGame went wrong (the bot could not be reached, or its answer was late
                 # or broken): try again after a pause (with back-off), within the grace
