@@ -67,7 +67,7 @@ _NEW_GAME_TRIES = 3
 
 RESOURCE_PAUSES = (0.5, 1.0, 2.0, 4.0, 8.0)
 """Seconds between the tries of a call the platform could not make for want of its own
-descriptors or memory (about 15 s in all before the game ends without a result)."""
+descriptors or memory (about 15 s in all; then the runner leaves the game to the sweeper)."""
 
 
 class GameRunner:
@@ -87,11 +87,11 @@ class GameRunner:
         except asyncio.CancelledError:
             raise
         except PlatformResourceError as exc:
-            # The platform, not a bot, ran out of descriptors or memory: nobody forfeits.
-            log.warning("game %d: %s; it ends without a result", self._game_id, exc)
-            with contextlib.suppress(Exception):
-                await self._finish_without_play(
-                    Termination.ABORTED, f"the platform could not go on: {exc}")
+            # The platform, not a bot, is out of descriptors or memory.  The game stays as
+            # stored, unfinished: the sweeper starts it again from its stored moves, so
+            # nobody forfeits and no result changes.
+            log.warning("game %d: %s; it goes on from its stored moves later",
+                        self._game_id, exc)
         except Exception as exc:
             # A bug or a store failure.  Ending the game without a result keeps the arena
             # moving; the traceback goes to the platform log for the operator.
@@ -469,8 +469,8 @@ class GameRunner:
 
     async def _asking(self, call: Callable[[], Awaitable[CallResult]]) -> CallResult:
         """Make a call to a bot, waiting (without a place in play) while the platform is
-        short of descriptors or memory; the last try's PlatformResourceError ends the game
-        without a result (see :meth:`run`)."""
+        short of descriptors or memory; the last try's PlatformResourceError stops the
+        runner, and the game waits for the sweeper (see :meth:`run`)."""
         for pause in RESOURCE_PAUSES:
             try:
                 return await call()

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 from pytest_aiohttp import AiohttpServer
 
-from merknera.scheduler import runner
+from merknera.scheduler import core, runner
 from merknera.scheduler.registration import RegistrationRequest
+from tests.conftest import ArenaFactory
 from tests.support import Arena, ScriptedBot, until
 
 
@@ -68,24 +69,33 @@ async def test_a_shortage_that_passes_costs_nobody_anything(
         assert [move["fault"] for move in game["moves"]] == [None] * len(game["moves"])
 
 
-async def test_a_shortage_that_lasts_ends_the_game_without_a_result(
-        arena: Arena, aiohttp_server: AiohttpServer, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_shortage_that_lasts_leaves_the_game_to_go_on_later(
+        make_arena: ArenaFactory, aiohttp_server: AiohttpServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(runner, "RESOURCE_PAUSES", (0.05, 0.05))
+    monkeypatch.setattr(core, "SWEEP_SECONDS", 0.2)
+    arena = await make_arena()
     first, second = ScriptedBot(), ScriptedBot()
     await arena.register("first", str((await aiohttp_server(first.app())).make_url("/rpc")))
     endpoint = str((await aiohttp_server(second.app())).make_url("/rpc"))
     with no_descriptors_left():
         await register_in_process(arena, "second", endpoint)
         async with asyncio.timeout(10.0):
-            await arena.platform.scheduler.wait_idle()
+            await arena.platform.scheduler.wait_idle()  # the runners gave up for now
+        stored = await arena.platform.db.fetchall("SELECT status, outcome FROM games")
+        assert [tuple(row) for row in stored] == [("PENDING", None), ("PENDING", None)]
+    assert first.calls == [] and second.calls == []
+    # Descriptors are back: the sweeper starts the games again and they are played out.
+    async def played_out() -> bool:
+        finished: int = await arena.platform.db.fetchval(
+            "SELECT COUNT(*) FROM games WHERE status = 'FINISHED'")
+        return finished == 2
+
+    await until(played_out, within=5.0)
     await arena.settle()
     for game_id in (1, 2):
         game = await arena.game(game_id)
-        assert (game["outcome"], game["reason"]) == ("NO_RESULT", "ABORTED")
-        assert "the platform could not go on" in game["detail"]
-        assert "Too many open files" in game["detail"]
-        assert {seat["result"] for seat in game["seats"]} == {"NONE"}
-        assert game["moves"] == []  # no fault was stored against either bot
-    assert first.calls == [] and second.calls == []
+        assert (game["status"], game["reason"]) == ("FINISHED", "NORMAL"), game["detail"]
+        assert [move["fault"] for move in game["moves"]] == [None] * len(game["moves"])
     statuses = {row[0] for row in await arena.platform.db.fetchall("SELECT status FROM bots")}
     assert statuses == {"ONLINE"}  # nobody was taken for offline
