@@ -4,15 +4,21 @@ Without the share, one author whose bots are slow (a legal 9 s a move) could fil
 place with their own games, and another author's new bot would wait for minutes.  A game
 counts against the share of every owner seated in it, and a game waiting for its owners'
 share does not hold up the games behind it that fit: waiters are served first come, first
-served among those that fit.
+served among those that fit.  Only for a while: a game of two owners fits only when both
+have room at once, which later games of either could forever prevent, so once a waiter has
+waited :data:`PATIENCE` seconds the places its owners free are kept for it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+PATIENCE = 5.0
+"""Seconds a waiter lets later games of its owners go first."""
 
 
 @dataclass(eq=False)
@@ -20,6 +26,7 @@ class _Waiter:
     owners: frozenset[int]
     granted: asyncio.Future[None] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future())
+    since: float = field(default_factory=time.monotonic)
 
 
 class Slots:
@@ -81,13 +88,18 @@ class Slots:
         self._grant()
 
     def _grant(self) -> None:
-        """Wake the waiters that fit, in the order they came."""
+        """Wake the waiters that fit, in the order they came, keeping the owners of a
+        waiter that has waited long enough for it."""
+        kept: set[int] = set()
+        now = time.monotonic()
         for waiter in list(self._waiters):
             if self._in_use >= self.total:
                 break
             if waiter.granted.done():
                 self._waiters.remove(waiter)
-            elif self._fits(waiter.owners):
+            elif self._fits(waiter.owners) and not waiter.owners & kept:
                 self._waiters.remove(waiter)
                 self._take(waiter.owners)
                 waiter.granted.set_result(None)
+            elif now - waiter.since >= PATIENCE:
+                kept |= waiter.owners

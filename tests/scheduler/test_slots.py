@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from merknera.scheduler import slots as slots_module
 from merknera.scheduler.slots import Slots
 
 
@@ -74,3 +75,27 @@ async def test_a_cancelled_waiter_gives_its_turn_away() -> None:
 def test_a_share_below_one_is_refused() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         Slots(total=4, per_owner=0)
+
+
+async def test_a_game_of_two_owners_is_not_starved_by_games_of_either(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    slots = Slots(total=10, per_owner=1)
+    await slots.acquire({1})
+    await slots.acquire({2})
+    both = asyncio.ensure_future(slots.acquire({1, 2}))
+    later = asyncio.ensure_future(slots.acquire({1}))
+    await settle()
+    slots.release({1})  # owner 1 is free, owner 2 is not: the later game of 1 goes first
+    await settle()
+    assert later.done() and not both.done()
+    slots.release({1})
+    monkeypatch.setattr(slots_module, "PATIENCE", 0.0)  # now it has waited long enough
+    again = asyncio.ensure_future(slots.acquire({1}))
+    await settle()
+    assert not again.done()  # owner 1's free place is kept for the game of both
+    slots.release({2})
+    await settle()
+    assert both.done() and not again.done()
+    slots.release({1, 2})
+    await settle()
+    assert again.done()
