@@ -7,7 +7,8 @@ uses the same one:
 * connections: :class:`ConnectionGuard` caps them per client and in all, and aiohttp's
   ``keepalive_timeout`` (:meth:`Guard.runner_options`) closes those that send no request;
 * request bodies: :meth:`Guard.read_body` reads them within a size and a time limit;
-* long-lived streams: :attr:`Guard.streams` caps how many one client holds;
+* long-lived streams: :attr:`Guard.streams` caps how many one client holds, and how many
+  all hold;
 * tokens: :attr:`Guard.auth` slows down a client that sends wrong ones (HTTP 429).
 """
 
@@ -27,6 +28,7 @@ from merknera.config import Config
 from merknera.guard.bodies import BodyError, read_body
 from merknera.guard.clients import Caller, client_key, same_host
 from merknera.guard.connections import ConnectionGuard, GuardedSite
+from merknera.guard.holdings import FullError, Holdings
 from merknera.guard.throttle import Buckets, RateLimitedError
 
 __all__ = [
@@ -34,10 +36,11 @@ __all__ = [
     "AuthThrottle",
     "BodyError",
     "Caller",
-    "ClientCounter",
     "ConnectionGuard",
+    "FullError",
     "Guard",
     "GuardedSite",
+    "Holdings",
     "ListenerLimits",
     "RateLimitedError",
     "client_key",
@@ -109,35 +112,6 @@ class AuthThrottle:
         self._failures.spend(client)
 
 
-class ClientCounter:
-    """How many of something (long-lived streams) each client holds, at most ``limit``."""
-
-    def __init__(self, limit: int, what: str) -> None:
-        self.limit = limit
-        self._what = what
-        self._held: Counter[str] = Counter()
-
-    def held(self, client: str) -> int:
-        """How many ``client`` holds now."""
-        return self._held[client]
-
-    def take(self, client: str) -> None:
-        """One more for ``client`` (give it back with :meth:`give_back`).
-
-        :raises RateLimitedError: when it holds ``limit`` already.
-        """
-        if self._held[client] >= self.limit:
-            raise RateLimitedError(f"your address holds {self.limit} {self._what} open "
-                                   "already; close one first", 5.0)
-        self._held[client] += 1
-
-    def give_back(self, client: str) -> None:
-        """``client`` holds one fewer."""
-        self._held[client] -= 1
-        if self._held[client] <= 0:
-            del self._held[client]
-
-
 def too_many(error: RateLimitedError) -> web.HTTPTooManyRequests:
     """The HTTP 429 answer (a JSON body, ``Retry-After``) to a refused attempt."""
     return web.HTTPTooManyRequests(
@@ -153,7 +127,9 @@ class Guard:
         self.connections = ConnectionGuard(limits.max_connections,
                                            limits.max_connections_per_client)
         self.auth = AuthThrottle(limits.auth_failure_burst, limits.auth_failure_interval)
-        self.streams = ClientCounter(limits.max_streams_per_client, "live streams")
+        self.streams: Holdings[object] = Holdings(MAX_STREAMS, limits.max_streams_per_client,
+                                                  "live streams")
+        """Long-lived streams (server-sent events; a gateway's long polls and sockets)."""
 
     @staticmethod
     def client(request: web.BaseRequest) -> str:
@@ -199,6 +175,8 @@ class Guard:
         self.auth.failed(self.client(request))
 
 
+MAX_STREAMS = 256
+"""Long-lived streams open at once, at most (of every client together)."""
 LINGERING_SECONDS = 2.0
 """How long a connection is read on after answering a request whose body was left unread."""
 

@@ -8,6 +8,19 @@ from dataclasses import dataclass
 UNKNOWN_CLIENT = "unknown"
 """The key of a connection whose peer address is not known (a Unix socket, a test)."""
 
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def _address(text: str) -> IPAddress | None:
+    """An address as IP (an IPv4 address mapped into IPv6 as the IPv4 address), or None."""
+    try:
+        ip = ipaddress.ip_address(text.split("%", 1)[0])
+    except ValueError:
+        return None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    return ip
+
 
 def client_key(address: str | None) -> str:
     """The key a client's connections, streams and wrong tokens are counted under.
@@ -18,30 +31,32 @@ def client_key(address: str | None) -> str:
     """
     if not address:
         return UNKNOWN_CLIENT
-    try:
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
-    except ValueError:
+    ip = _address(address)
+    if ip is None:
         return address
     if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
         return str(ipaddress.IPv6Network((ip, 64), strict=False))
     return str(ip)
+
+
+def network_key(client: str) -> str:
+    """The network a client belongs to, for choosing whom to turn away when every place
+    is taken: an IPv6 /64 by its /48 (what one site is usually given, 65,536 clients'
+    worth), anything else by itself."""
+    try:
+        network = ipaddress.ip_network(client, strict=False)
+    except ValueError:
+        return client
+    if isinstance(network, ipaddress.IPv6Network) and network.prefixlen > 48:
+        return str(network.supernet(new_prefix=48))
+    return client
 
 
 def same_host(first: str, second: str) -> bool:
     """Whether two IP address strings name the same host (an IPv4 address equals its
     IPv4-mapped IPv6 form); False when either is not an address."""
-    try:
-        a = ipaddress.ip_address(first.split("%", 1)[0])
-        b = ipaddress.ip_address(second.split("%", 1)[0])
-    except ValueError:
-        return False
-    if isinstance(a, ipaddress.IPv6Address) and a.ipv4_mapped is not None:
-        a = a.ipv4_mapped
-    if isinstance(b, ipaddress.IPv6Address) and b.ipv4_mapped is not None:
-        b = b.ipv4_mapped
-    return a == b
+    a, b = _address(first), _address(second)
+    return a is not None and a == b
 
 
 @dataclass(frozen=True)

@@ -4,29 +4,26 @@ aiohttp's server keeps a connection open for as long as its peer likes, and acce
 many as the kernel hands it: a few hundred idle sockets exhaust the process's descriptors,
 and then the platform cannot call its bots.  :class:`ConnectionGuard` sits between the
 event loop and aiohttp's protocol (:class:`GuardedSite` installs it), so that it sees
-every connection from its first byte: beyond :attr:`ConnectionGuard.per_client` from one
-client, or :attr:`ConnectionGuard.total` in all, a connection is answered at once with 429
-or 503 and closed.  How long a connection may stay without a request is aiohttp's
-``keepalive_timeout``, which since 3.14 runs from the connection's start too (see
-:meth:`merknera.guard.Guard.runner_options`).
+every connection from its first byte: beyond its client's share, a connection is answered
+at once with 429 and closed; when every place is taken, the network holding the most gives
+up its oldest connection (:class:`merknera.guard.holdings.Holdings`), and if none holds
+more than the newcomer's, the newcomer is answered 503.  How long a connection may stay
+without a request is aiohttp's ``keepalive_timeout``, which since 3.14 runs from the
+connection's start too (see :meth:`merknera.guard.Guard.runner_options`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
 
 from merknera.guard.clients import client_key
-
-POLL_SECONDS = 1.0
-"""How often :meth:`ConnectionGuard.gone` looks at a connection it does not own (one
-served by a test server that bypasses the guard)."""
+from merknera.guard.holdings import FullError, Holdings
+from merknera.guard.throttle import RateLimitedError
 
 
 def _refusal(status: int, reason: str, message: str, retry_after: int) -> bytes:
@@ -41,104 +38,69 @@ _PER_CLIENT = _refusal(429, "Too Many Requests",
 _FULL = _refusal(503, "Service Unavailable", "too many connections; try again shortly", 5)
 
 
-class Connection:
-    """One open client connection."""
-
-    __slots__ = ("client", "closed")
-
-    def __init__(self, client: str) -> None:
-        self.client = client
-        """The client's key (:func:`merknera.guard.clients.client_key`)."""
-        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        """Done when the connection has ended."""
-
-
 class ConnectionGuard:
     """Counts the connections of every listener it is installed on, and caps them."""
 
     def __init__(self, total: int, per_client: int) -> None:
-        self.total = total
-        """Connections open at once, at most (set from the descriptor budget at start)."""
-        self.per_client = per_client
-        """Connections one client may hold open at once."""
+        self.holdings: Holdings[asyncio.BaseTransport] = Holdings(total, per_client,
+                                                                  "connections")
         self.refused = 0
         """Connections refused so far."""
-        self._open: dict[object, Connection] = {}
-        self._by_client: Counter[str] = Counter()
+        self._closed: dict[asyncio.BaseTransport, asyncio.Future[None]] = {}
+        """Each open connection's end."""
+
+    @property
+    def total(self) -> int:
+        """Connections open at once, at most (set from the descriptor budget at start)."""
+        return self.holdings.total
+
+    @total.setter
+    def total(self, value: int) -> None:
+        self.holdings.total = value
 
     @property
     def open(self) -> int:
         """Connections open now."""
-        return len(self._open)
+        return len(self._closed)
 
     def open_from(self, client: str) -> int:
         """Connections one client holds open now."""
-        return self._by_client[client]
+        return self.holdings.held(client)
 
     def protocol_factory(self, inner: Callable[[], asyncio.Protocol]
                          ) -> Callable[[], asyncio.Protocol]:
         """A protocol factory for ``loop.create_server`` that guards ``inner``'s."""
         return lambda: _GuardedProtocol(self, inner())
 
-    def _admit(self, transport: asyncio.BaseTransport) -> Connection | None:
+    def _admit(self, transport: asyncio.BaseTransport) -> bool:
         peer = transport.get_extra_info("peername")
         client = client_key(peer[0] if isinstance(peer, tuple) and peer else None)
-        refusal = None
-        if self._by_client[client] >= self.per_client:
-            refusal = _PER_CLIENT
-        elif len(self._open) >= self.total:
-            refusal = _FULL
-        if refusal is not None:
+        try:
+            # A connection turned out for another network's newcomer is reset: it has no
+            # request under way worth finishing more than the newcomer's first.
+            self.holdings.take(client, transport, transport.abort
+                               if isinstance(transport, asyncio.Transport) else transport.close)
+        except (RateLimitedError, FullError) as exc:
             self.refused += 1
             if isinstance(transport, asyncio.WriteTransport):
-                transport.write(refusal)
+                transport.write(_PER_CLIENT if isinstance(exc, RateLimitedError) else _FULL)
             transport.close()
-            return None
-        connection = Connection(client)
-        self._open[transport] = connection
-        self._by_client[client] += 1
-        return connection
+            return False
+        self._closed[transport] = asyncio.get_running_loop().create_future()
+        return True
 
     def _release(self, transport: asyncio.BaseTransport) -> None:
-        connection = self._open.pop(transport, None)
-        if connection is None:
-            return
-        self._by_client[connection.client] -= 1
-        if self._by_client[connection.client] <= 0:
-            del self._by_client[connection.client]
-        if not connection.closed.done():
-            connection.closed.set_result(None)
+        self.holdings.give_back(transport)
+        closed = self._closed.pop(transport, None)
+        if closed is not None and not closed.done():
+            closed.set_result(None)
 
-    def connection_of(self, request: web.BaseRequest) -> Connection | None:
-        """The guarded connection a request came on (None if it bypassed the guard)."""
+    def gone(self, request: web.BaseRequest) -> asyncio.Future[None]:
+        """A future done as soon as the request's client has disconnected (never, for a
+        connection the guard is not installed on: a test server's)."""
         transport = request.transport
-        return None if transport is None else self._open.get(transport)
-
-    @contextlib.asynccontextmanager
-    async def gone(self, request: web.BaseRequest) -> AsyncIterator[asyncio.Future[Any]]:
-        """A future that is done as soon as the request's client has disconnected.
-
-        For a guarded connection that is the connection's own end; otherwise (a server
-        the guard is not installed on) the transport is looked at every second.
-        """
-        connection = self.connection_of(request)
-        if connection is not None:
-            yield connection.closed
-            return
-
-        async def poll() -> None:
-            # A transport has no event to wait on; this path serves only test servers.
-            while True:
-                transport = request.transport
-                if transport is None or transport.is_closing():
-                    return
-                await asyncio.sleep(POLL_SECONDS)
-
-        watcher = asyncio.ensure_future(poll())
-        try:
-            yield watcher
-        finally:
-            watcher.cancel()
+        closed = None if transport is None else self._closed.get(transport)
+        return closed if closed is not None else asyncio.get_running_loop().create_future()
 
 
 class _GuardedProtocol(asyncio.Protocol):
@@ -151,7 +113,7 @@ class _GuardedProtocol(asyncio.Protocol):
         self._transport: asyncio.BaseTransport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        if self._guard._admit(transport) is not None:
+        if self._guard._admit(transport):
             self._transport = transport
             self._inner.connection_made(transport)
 

@@ -21,7 +21,7 @@ import aiohttp_jinja2
 from aiohttp import web
 
 from merknera.events import Event, EventBus
-from merknera.guard import GUARD_KEY, RateLimitedError, too_many
+from merknera.guard import GUARD_KEY, FullError, RateLimitedError, too_many
 from merknera.store import Database
 from merknera.store.results import (
     GameFilter,
@@ -44,50 +44,47 @@ POLL_SECONDS = 5.0
 """How often a stream looks at the store without being told (and sends a heartbeat)."""
 HOME_COALESCE = 1.0
 """The home page's stream sends at most one update a second, however busy the arena."""
-MAX_STREAMS = 256
-"""Open streams at most; more are refused with 503 rather than starve the platform."""
 WRITE_SECONDS = 15.0
 """How long a stream waits for its client to take what it was sent."""
 
 
 class Streams:
-    """The open event streams: counted, told to end when the platform stops, and sharing
-    one rendering of the home page's live part."""
+    """The open event streams: told to end when the platform stops, and sharing one
+    rendering of the home page's live part.  How many a client may hold, and all together,
+    is the guard's (:attr:`merknera.guard.Guard.streams`)."""
 
-    def __init__(self, limit: int = MAX_STREAMS) -> None:
-        self.limit = limit
-        self.open = 0
+    def __init__(self) -> None:
         self.closing = asyncio.Event()
         self._home: tuple[float, str] | None = None
         self._home_lock = asyncio.Lock()
 
     @contextlib.asynccontextmanager
     async def slot(self, request: web.Request) -> AsyncIterator[Ends]:
-        """One stream's place, and what ends it: the platform stopping or the client
-        leaving (noticed at once, so the place is free again at once).
+        """One stream's place, and what ends it: the platform stopping, the client leaving
+        (noticed at once, so the place is free again at once), or its place given to
+        another network's newcomer when every place is taken.
 
-        503 when every place is taken; 429 when the client holds its share
-        (``max_streams_per_client``).
+        429 when the client holds its share (``max_streams_per_client``), 503 when every
+        place is taken and nobody can make room.
         """
-        if self.open >= self.limit:
-            raise web.HTTPServiceUnavailable(
-                text=json.dumps({"error": "too many live streams open; try again later"}),
-                content_type="application/json", headers={"Retry-After": "10"})
         guard = request.app[GUARD_KEY]
-        client = guard.client(request)
+        loop = asyncio.get_running_loop()
+        stream, turned_out = object(), loop.create_future()
         try:
-            guard.streams.take(client)
+            guard.streams.take(guard.client(request), stream,
+                               functools.partial(turned_out.set_result, None))
         except RateLimitedError as exc:
             raise too_many(exc) from None
-        self.open += 1
+        except FullError:
+            raise web.HTTPServiceUnavailable(
+                text=json.dumps({"error": "too many live streams open; try again later"}),
+                content_type="application/json", headers={"Retry-After": "10"}) from None
         closing = asyncio.ensure_future(self.closing.wait())
         try:
-            async with guard.connections.gone(request) as gone:
-                yield Ends((closing, gone))
+            yield Ends((closing, guard.connections.gone(request), turned_out))
         finally:
             closing.cancel()
-            self.open -= 1
-            guard.streams.give_back(client)
+            guard.streams.give_back(stream)
 
     async def home(self, request: web.Request, db: Database) -> str:
         """The home page's live part, rendered at most once per :data:`HOME_COALESCE`

@@ -7,6 +7,7 @@ The strangers connect from 127.0.0.2, the well-behaved clients from 127.0.0.1 (t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -111,6 +112,29 @@ async def test_a_client_holds_no_more_than_its_share_of_connections(serve: Serve
         assert answer.status == 200
     for _, other in [*held[1:], (reader, writer)]:
         other.close()
+
+
+async def test_when_every_place_is_taken_the_busiest_make_room(serve: Serve) -> None:
+    """A few addresses that fill every place do not keep the others out."""
+    served = await serve(max_connections=16, max_connections_per_client=6)
+    held = {source: [await served.connect(source) for _ in range(count)]
+            for source, count in (("127.0.0.2", 6), ("127.0.0.3", 6), ("127.0.0.4", 4))}
+    await until(lambda: served.platform.guard.connections.open == 16)
+    async with session("127.0.0.1") as others, others.get(served.url("/api/bots")) as answer:
+        assert answer.status == 200
+    # The oldest connection of the busiest address made room.
+    with contextlib.suppress(ConnectionResetError):
+        assert await closed_by_server(held["127.0.0.2"][0][0]) == b""
+    # Full again (the newcomer has gone): an address that holds about as much as the
+    # busiest is refused rather than served.
+    await until(lambda: served.platform.guard.connections.open == 15)
+    held["127.0.0.4"].append(await served.connect("127.0.0.4"))
+    reader, writer = await served.connect("127.0.0.2")
+    assert (await closed_by_server(reader)).startswith(b"HTTP/1.1 503 Service Unavailable")
+    writer.close()
+    for connections in held.values():
+        for _, other in connections:
+            other.close()
 
 
 async def test_a_body_sent_slowly_is_cut_off(serve: Serve) -> None:
