@@ -192,6 +192,15 @@ class ScrabblePlayer:
                 logger.warning("game %s: Scrabble.Ready to %s failed (attempt %d of %d): %r",
                                gameid, url, attempt, self.ready_attempts, exc)
                 continue
+            if response.status in (429, 503):
+                # The platform is busy, or slows our address down: it says when to retry.
+                wait = response.headers.get("Retry-After", "")
+                pause = float(wait) if wait.isascii() and wait.isdigit() else self.ready_pause
+                logger.warning("game %s: Scrabble.Ready answered HTTP %d; again in %g s "
+                               "(attempt %d of %d)", gameid, response.status, pause, attempt,
+                               self.ready_attempts)
+                await asyncio.sleep(max(0.0, pause - self.ready_pause))
+                continue
             try:
                 reply = json.loads(body)
             except ValueError:

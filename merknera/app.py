@@ -107,9 +107,9 @@ class Platform:
                       self.assets,
                       readiness)
         self._scheduler = Scheduler(arena)
-        self._registrar = Registrar(self._scheduler)
+        self._registrar = Registrar(self._scheduler, self.guard.auth)
         self._rpc = RpcService(self._registrar, self.guard)
-        ready = ReadyService(self._db, self.assets, readiness)
+        ready = ReadyService(self._db, self.assets, readiness, self.guard.auth)
         for game in self.games.values():
             if game.assets:
                 self._rpc.add_method(f"{game.prefix}.Ready",

@@ -4,9 +4,10 @@ The envelope is read by :mod:`merknera.protocol.jsonrpc` in either dialect and a
 the dialect of the request.  Unexpected exceptions never reach the caller: they are logged
 and answered with a fixed "Internal error".
 
-A request that carries a ``token`` is an attempt at the caller's identity: a client that
-sends wrong tokens is slowed down (:class:`merknera.guard.AuthThrottle`), and while it must
-wait its requests with a token are answered with HTTP 429 unread.
+A method that checks a token does so through :class:`merknera.guard.AuthThrottle`: a client
+that sends wrong tokens is slowed down, and while it must wait its requests with a token
+are answered with HTTP 429 and ``Retry-After``, as are a user's registrations beyond their
+limit.
 """
 
 from __future__ import annotations
@@ -45,11 +46,12 @@ class RpcService:
         """Serve another method (later games add their bot-initiated calls)."""
         self._methods[name] = method
 
-    async def _register(self, params: JSONObject, _caller: Caller) -> JSON:
+    async def _register(self, params: JSONObject, caller: Caller) -> JSON:
         try:
-            return await self._registrar.register(RegistrationRequest.from_params(params))
+            return await self._registrar.register(RegistrationRequest.from_params(params),
+                                                  caller)
         except RegistrationError as exc:
-            raise jsonrpc.RpcError(exc.code, exc.message, exc.retry_after) from None
+            raise jsonrpc.RpcError(exc.code, exc.message) from None
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """The aiohttp handler of ``POST /rpc``."""
@@ -68,13 +70,15 @@ class RpcService:
             if method is None:
                 raise jsonrpc.RpcError(jsonrpc.METHOD_NOT_FOUND,
                                        f'Method not found: "{call.method}"')
-            result = await self._call(method, call, caller)
+            result = await method(call.params, caller)
         except jsonrpc.RpcError as exc:
             reply = jsonrpc.error_reply(call.dialect, call.id, exc)
-            if exc.retry_after is not None:
-                retry = RateLimitedError(exc.message, exc.retry_after).retry_after_header
-                return _reply(reply, 429, {"Retry-After": retry},
-                              empty=call.is_notification)
+        except RateLimitedError as exc:
+            # Too many wrong tokens from this address, or registrations of this user.
+            reply = jsonrpc.error_reply(call.dialect, call.id, jsonrpc.RpcError(
+                jsonrpc.RATE_LIMITED, exc.message))
+            return _reply(reply, 429, {"Retry-After": exc.retry_after_header},
+                          empty=call.is_notification)
         except Exception:
             log.exception("/rpc %s failed", call.method)
             reply = jsonrpc.error_reply(call.dialect, call.id, jsonrpc.RpcError(
@@ -82,22 +86,6 @@ class RpcService:
         else:
             reply = jsonrpc.success_reply(call.dialect, call.id, result)
         return _reply(reply, empty=call.is_notification)
-
-    async def _call(self, method: Method, call: jsonrpc.Request, caller: Caller) -> JSON:
-        """Run a method; one whose params carry a token is an attempt at the caller's
-        identity, slowed down after wrong ones (:class:`merknera.guard.AuthThrottle`)."""
-        if "token" not in call.params:
-            return await method(call.params, caller)
-        try:
-            async with self._guard.auth.attempt(caller.client):
-                try:
-                    return await method(call.params, caller)
-                except jsonrpc.RpcError as exc:
-                    if exc.code == jsonrpc.UNKNOWN_TOKEN:
-                        self._guard.auth.failed(caller.client)
-                    raise
-        except RateLimitedError as exc:
-            raise jsonrpc.RpcError(jsonrpc.RATE_LIMITED, exc.message, exc.retry_after) from None
 
 
 def _reply(reply: JSONObject, status: int = 200, headers: dict[str, str] | None = None,

@@ -18,9 +18,9 @@ import asyncio
 import contextlib
 import json
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 
@@ -30,6 +30,8 @@ from merknera.guard.clients import Caller, client_key, same_host
 from merknera.guard.connections import ConnectionGuard, GuardedSite
 from merknera.guard.holdings import FullError, Holdings
 from merknera.guard.throttle import Buckets, RateLimitedError
+
+T = TypeVar("T")
 
 __all__ = [
     "GUARD_KEY",
@@ -111,6 +113,19 @@ class AuthThrottle:
         """``client`` sent a wrong token."""
         self._failures.spend(client)
 
+    async def verify(self, client: str, token: str,
+                     lookup: Callable[[str], Awaitable[T | None]]) -> T | None:
+        """What ``lookup`` finds for ``client``'s ``token`` (None, counted as a failure,
+        if nothing).
+
+        :raises RateLimitedError: if ``client`` must wait before trying again.
+        """
+        async with self.attempt(client):
+            found = await lookup(token)
+            if found is None:
+                self.failed(client)
+            return found
+
 
 def too_many(error: RateLimitedError) -> web.HTTPTooManyRequests:
     """The HTTP 429 answer (a JSON body, ``Retry-After``) to a refused attempt."""
@@ -160,19 +175,13 @@ class Guard:
         """
         return await read_body(request, limit, self.limits.body_timeout)
 
-    @contextlib.asynccontextmanager
-    async def auth_attempt(self, request: web.BaseRequest) -> AsyncIterator[None]:
-        """A request's attempt with a token (:meth:`AuthThrottle.attempt`); refused with
-        429 when its client must wait."""
+    async def verify_token(self, request: web.BaseRequest, token: str,
+                           lookup: Callable[[str], Awaitable[T | None]]) -> T | None:
+        """:meth:`AuthThrottle.verify` for a request's client; 429 when it must wait."""
         try:
-            async with self.auth.attempt(self.client(request)):
-                yield
+            return await self.auth.verify(self.client(request), token, lookup)
         except RateLimitedError as exc:
             raise too_many(exc) from None
-
-    def auth_failed(self, request: web.BaseRequest) -> None:
-        """The request's token was wrong."""
-        self.auth.failed(self.client(request))
 
 
 MAX_STREAMS = 256

@@ -53,14 +53,12 @@ class EnvelopeError(ValueError):
 
 
 class RpcError(Exception):
-    """An error answer to a request: a JSON-RPC code and a message for the caller (and for
-    :data:`RATE_LIMITED`, the seconds until the caller may try again)."""
+    """An error answer to a request: a JSON-RPC code and a message for the caller."""
 
-    def __init__(self, code: int, message: str, retry_after: float | None = None) -> None:
+    def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
-        self.retry_after = retry_after
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")

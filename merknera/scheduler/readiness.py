@@ -9,6 +9,7 @@ and wakes the game's runner.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import sqlite3
 from collections.abc import Iterable
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 from merknera.assets import AssetStore
 from merknera.games import JSON, AnyGame, JSONObject
-from merknera.guard import Caller, same_host
+from merknera.guard import AuthThrottle, Caller, same_host
 from merknera.protocol import jsonrpc
 from merknera.store import Database, logs, users
 from merknera.store.users import User
@@ -90,10 +91,12 @@ class _Seat:
 class ReadyService:
     """Serves ``<G>.Ready`` for every game with assets."""
 
-    def __init__(self, db: Database, assets: AssetStore, readiness: Readiness) -> None:
+    def __init__(self, db: Database, assets: AssetStore, readiness: Readiness,
+                 auth: AuthThrottle) -> None:
         self._db = db
         self._assets = assets
         self._readiness = readiness
+        self._auth = auth
 
     async def ready(self, game: AnyGame, params: JSONObject, caller: Caller) -> JSON:
         """Check a Ready call and mark the seat ready; returns ``{"status": "OK"}``.
@@ -165,7 +168,8 @@ class ReadyService:
         if not mine:
             raise jsonrpc.RpcError(jsonrpc.NOT_ALLOWED,
                                    f'No bot named "{botname}" plays in game {game_id}')
-        owner: User | None = await users.find_user_by_token(self._db, token or "")
+        owner: User | None = await self._auth.verify(
+            caller.client, token or "", functools.partial(users.find_user_by_token, self._db))
         if owner is None or owner.id != mine[0].user_id:
             raise jsonrpc.RpcError(jsonrpc.UNKNOWN_TOKEN,
                                    f'That token does not own the bot "{botname}"')

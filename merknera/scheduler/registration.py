@@ -6,6 +6,7 @@ stores nothing.  The messages are Merknera's (PROTOCOL.md section 2).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import secrets
@@ -24,6 +25,7 @@ from merknera.games import (
     UnknownGameError,
     get_game,
 )
+from merknera.guard import AuthThrottle, Caller, RateLimitedError
 from merknera.guard.throttle import Buckets
 from merknera.names import BotName, NameRefusedError, check_bot_name, check_text
 from merknera.protocol import jsonrpc
@@ -34,6 +36,9 @@ from merknera.store import bots, games, logs, now, users
 from merknera.store.bots import Bot, BotMetadata, BotStatus
 
 T = TypeVar("T")
+
+IN_PROCESS = Caller(None)
+"""The caller of a registration made by the platform's own process (benches, tests)."""
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -51,14 +56,12 @@ _FIELDS: tuple[tuple[str, bool, int], ...] = (
 
 
 class RegistrationError(Exception):
-    """A refused registration: a JSON-RPC error code and the message for the bot (and, for
-    too many registrations, the seconds until the next may be made)."""
+    """A refused registration: a JSON-RPC error code and the message for the bot."""
 
-    def __init__(self, code: int, message: str, retry_after: float | None = None) -> None:
+    def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
-        self.retry_after = retry_after
 
 
 @dataclass(frozen=True)
@@ -120,16 +123,20 @@ class _Registered:
 class Registrar:
     """Registers bots and schedules their games."""
 
-    def __init__(self, scheduler: Scheduler) -> None:
+    def __init__(self, scheduler: Scheduler, auth: AuthThrottle) -> None:
         self._scheduler = scheduler
         self._arena = scheduler.arena
+        self._auth = auth
         config = scheduler.arena.config
         self._registrations = Buckets(config.registration_burst, config.registration_interval)
 
-    async def register(self, request: RegistrationRequest) -> JSONObject:
+    async def register(self, request: RegistrationRequest,
+                       caller: Caller = IN_PROCESS) -> JSONObject:
         """Register a bot; returns ``{"message", "secret"}``.
 
         :raises RegistrationError: with Merknera's message for each refusal.
+        :raises RateLimitedError: when the caller has sent too many wrong tokens, or the
+            user has registered too often.
         """
         arena = self._arena
         try:
@@ -139,7 +146,8 @@ class Registrar:
                                     f'Game "{request.game}" is not known') from None
         # The token is checked before the endpoint, so that a stranger learns nothing about
         # the networks this platform calls; the transaction checks it again.
-        user = await users.find_user_by_token(arena.db, request.token)
+        user = await self._auth.verify(caller.client, request.token,
+                                       functools.partial(users.find_user_by_token, arena.db))
         if user is None:
             raise _unknown_token(request.token)
         if user.suspended:
@@ -147,12 +155,10 @@ class Registrar:
         wait = self._registrations.take(str(user.id))
         if wait > 0:
             config = arena.config
-            raise RegistrationError(
-                jsonrpc.RATE_LIMITED,
+            raise RateLimitedError(
                 f'User "{user.name}" has made {config.registration_burst} registrations in '
                 f"quick succession; after that one more is allowed every "
-                f"{config.registration_interval:g} s: try again in {math.ceil(wait)} s",
-                retry_after=wait)
+                f"{config.registration_interval:g} s: try again in {math.ceil(wait)} s", wait)
         try:
             await check_endpoint(request.rpcendpoint, arena.config.networks)
         except EndpointRefusedError as exc:

@@ -59,13 +59,13 @@ async def _ops(request: web.Request) -> AdminOps:
     if not token:
         raise _error(web.HTTPUnauthorized, "send the admin token as Authorization: Bearer "
                      "<token>", **{"WWW-Authenticate": "Bearer"})
-    guard = request.app[GUARD_KEY]
-    async with guard.auth_attempt(request):
-        if not is_admin_token(ops.admin_token, token):
-            guard.auth_failed(request)
-            if not ops.admin_token:
-                raise _error(web.HTTPForbidden, "no admin token is configured (admin_token)")
-            raise _error(web.HTTPForbidden, "that is not the admin token")
+    async def lookup(given: str) -> AdminOps | None:
+        return ops if is_admin_token(ops.admin_token, given) else None
+
+    if await request.app[GUARD_KEY].verify_token(request, token, lookup) is None:
+        if not ops.admin_token:
+            raise _error(web.HTTPForbidden, "no admin token is configured (admin_token)")
+        raise _error(web.HTTPForbidden, "that is not the admin token")
     return ops
 
 

@@ -123,7 +123,6 @@ async def bot_detail(request: web.Request) -> web.Response:
 @routes.get("/api/bots/{id}/log")
 async def bot_log(request: web.Request) -> web.Response:
     """A bot's log, for its owner only (``Authorization: Bearer <token>``)."""
-    db = request.app[DB_KEY]()
     bot_id = _path_id(request)
     if not bearer_token(request):
         raise web.HTTPUnauthorized(
@@ -131,6 +130,7 @@ async def bot_log(request: web.Request) -> web.Response:
             content_type="application/json", headers={"WWW-Authenticate": "Bearer"})
     # The token first: a wrong one learns nothing, not even whether the bot exists.
     viewer = await _viewer(request, refusal="only the bot's owner may read its log")
+    db = request.app[DB_KEY]()
     bot = await bot_store.get(db, bot_id)
     if bot is None:
         raise _not_found(f"no bot with id {bot_id}")
@@ -183,16 +183,18 @@ async def _viewer(request: web.Request,
     token = bearer_token(request)
     if not token:
         return Viewer()
-    guard = request.app[GUARD_KEY]
-    async with guard.auth_attempt(request):
-        if is_admin_token(request.app[OPS_KEY]().admin_token, token):
+    admin_token, db = request.app[OPS_KEY]().admin_token, request.app[DB_KEY]()
+
+    async def lookup(given: str) -> Viewer | None:
+        if is_admin_token(admin_token, given):
             return Viewer(admin=True)
-        user = await users.find_user_by_token(request.app[DB_KEY](), token)
-        if user is None:
-            guard.auth_failed(request)
-            raise web.HTTPForbidden(text=_json({"error": refusal}),
-                                    content_type="application/json")
-    return Viewer(user_id=user.id)
+        user = await users.find_user_by_token(db, given)
+        return None if user is None else Viewer(user_id=user.id)
+
+    viewer = await request.app[GUARD_KEY].verify_token(request, token, lookup)
+    if viewer is None:
+        raise web.HTTPForbidden(text=_json({"error": refusal}), content_type="application/json")
+    return viewer
 
 
 @routes.get("/api/games/{id}")

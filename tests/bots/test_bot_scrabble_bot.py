@@ -81,6 +81,8 @@ class FakePlatform:
     server: TestServer
     calls: list[dict[str, Any]] = field(default_factory=list)
     ready_error: str | None = None
+    ready_busy: int = 0
+    """Ready calls answered 429 (Retry-After: 1) before the others are taken."""
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
@@ -139,6 +141,10 @@ async def platform(aiohttp_server: AiohttpServer) -> FakePlatform:
         me.calls.append(call)
         me.arrived.set()
         reply: dict[str, Any] = {"jsonrpc": "2.0", "id": call.get("id")}
+        if call.get("method") == "Scrabble.Ready" and me.ready_busy > 0:
+            me.ready_busy -= 1
+            reply["error"] = {"code": -32008, "message": "too many wrong tokens; try again"}
+            return web.json_response(reply, status=429, headers={"Retry-After": "1"})
         if call.get("method") == "RegistrationService.Register":
             name, version = call["params"]["botname"], call["params"]["botversion"]
             reply["result"] = {"message": f"Hello, {name} (version: {version}), good luck "
@@ -323,6 +329,16 @@ async def test_a_refused_ready_is_logged(make_player: Factory, assets: AssetServ
     await player.idle()
     assert any("Ready refused" in r.getMessage() and "dictionary" in r.getMessage()
                for r in caplog.records if r.levelno >= logging.ERROR)
+
+
+async def test_a_ready_answered_429_is_sent_again_after_retry_after(
+        make_player: Factory, assets: AssetServer, platform: FakePlatform) -> None:
+    platform.ready_busy = 1
+    player, client = await make_player()
+    assert await _new_game(client, assets, 5) == "PREPARING"
+    await platform.wait_for(2)
+    await player.idle()
+    assert [ready["gameid"] for ready in platform.readies()] == [5, 5]
 
 
 async def test_bad_new_game_params(make_player: Factory, assets: AssetServer) -> None:
