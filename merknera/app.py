@@ -189,8 +189,9 @@ def build_app(config: Config, platform: Platform | None = None) -> web.Applicati
 
     The platform starts with the application and stops with it (``cleanup_ctx``).
     """
-    app = web.Application(client_max_size=1024 * 1024)
     platform = platform or Platform(config)
+    app = web.Application(client_max_size=1024 * 1024,
+                          middlewares=[platform.guard.middleware])
     app[PLATFORM_KEY] = platform
     app[GUARD_KEY] = platform.guard
     app[api.DB_KEY] = lambda: platform.db

@@ -131,6 +131,10 @@ class Config:
     """Connections one client address (an IPv6 /64) may hold open at once."""
     max_streams_per_client: int = 8
     """Live event streams one client address may hold open at once."""
+    request_burst: int = 300
+    """Requests one client address may send in a row..."""
+    request_rate: float = 100.0
+    """...and then per second, on average (more are answered 429 with Retry-After)."""
     auth_failure_burst: int = 10
     """Wrong tokens one client address may send in a row..."""
     auth_failure_interval: float = 1.0
@@ -254,9 +258,10 @@ def _validate(config: Config) -> Config:
     need(config.max_games_per_owner >= 0, "max_games_per_owner",
          "must not be negative (0 = a quarter of concurrency)")
     for key in ("registration_burst", "max_bots_per_user", "max_connections",
-                "max_connections_per_client", "max_streams_per_client", "auth_failure_burst"):
+                "max_connections_per_client", "max_streams_per_client", "request_burst",
+                "auth_failure_burst"):
         need(getattr(config, key) >= 1, key, "must be at least 1")
-    for key in ("registration_interval", "idle_timeout", "body_timeout",
+    for key in ("registration_interval", "idle_timeout", "body_timeout", "request_rate",
                 "auth_failure_interval"):
         need(getattr(config, key) > 0, key, "must be greater than 0")
     need(bool(config.db), "db", "must name a file")

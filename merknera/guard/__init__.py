@@ -4,6 +4,7 @@ One :class:`Guard` per platform process holds the per-client limits, and every l
 (``/rpc``, the API and pages, and the gateways that speak the other arenas' protocols)
 uses the same one:
 
+* requests: :meth:`Guard.middleware` caps how many one client sends a second;
 * connections: :class:`ConnectionGuard` caps them per client and in all, and aiohttp's
   ``keepalive_timeout`` (:meth:`Guard.runner_options`) closes those that send no request;
 * request bodies: :meth:`Guard.read_body` reads them within a size and a time limit;
@@ -32,6 +33,7 @@ from merknera.guard.holdings import FullError, Holdings
 from merknera.guard.throttle import Buckets, RateLimitedError
 
 T = TypeVar("T")
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 __all__ = [
     "GUARD_KEY",
@@ -60,6 +62,8 @@ class ListenerLimits:
     max_connections: int = 4096
     max_connections_per_client: int = 64
     max_streams_per_client: int = 8
+    request_burst: int = 300
+    request_rate: float = 100.0
     auth_failure_burst: int = 10
     auth_failure_interval: float = 1.0
 
@@ -68,7 +72,8 @@ class ListenerLimits:
         """The limits a configuration sets."""
         return cls(config.idle_timeout, config.body_timeout, config.max_connections,
                    config.max_connections_per_client, config.max_streams_per_client,
-                   config.auth_failure_burst, config.auth_failure_interval)
+                   config.request_burst, config.request_rate, config.auth_failure_burst,
+                   config.auth_failure_interval)
 
 
 class AuthThrottle:
@@ -142,9 +147,22 @@ class Guard:
         self.connections = ConnectionGuard(limits.max_connections,
                                            limits.max_connections_per_client)
         self.auth = AuthThrottle(limits.auth_failure_burst, limits.auth_failure_interval)
+        self.requests = Buckets(limits.request_burst, 1.0 / limits.request_rate)
+        """Requests per client: a client that sends more than its share is answered 429,
+        so that one client cannot keep the event loop (whose lag every move deadline
+        feels) to itself."""
         self.streams: Holdings[object] = Holdings(MAX_STREAMS, limits.max_streams_per_client,
                                                   "live streams")
         """Long-lived streams (server-sent events; a gateway's long polls and sockets)."""
+
+    @web.middleware
+    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """The per-client request rate of a listener's application (429 beyond it)."""
+        wait = self.requests.take(self.client(request))
+        if wait > 0:
+            raise too_many(RateLimitedError(
+                "too many requests from your address; slow down", wait))
+        return await handler(request)
 
     @staticmethod
     def client(request: web.BaseRequest) -> str:

@@ -137,6 +137,19 @@ async def test_when_every_place_is_taken_the_busiest_make_room(serve: Serve) -> 
             other.close()
 
 
+async def test_a_client_that_asks_too_often_is_slowed_down(serve: Serve) -> None:
+    served = await serve(request_burst=5, request_rate=0.5)
+    async with session() as stranger:
+        for _ in range(5):
+            async with stranger.get(served.url("/api/games-hosted")) as answer:
+                assert answer.status == 200
+        async with stranger.get(served.url("/api/games-hosted")) as answer:
+            assert (answer.status, answer.headers["Retry-After"]) == (429, "2")
+            assert "too many requests from your address" in (await answer.json())["error"]
+    async with session("127.0.0.1") as other, other.get(served.url("/")) as page:
+        assert page.status == 200
+
+
 async def test_a_body_sent_slowly_is_cut_off(serve: Serve) -> None:
     served = await serve(body_timeout=0.5)
     reader, writer = await served.connect()
