@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import aiosqlite
 
 from merknera.names import name_key, name_shape
+from merknera.protocol.excerpt import without_addresses
 
 Row = sqlite3.Row
 Params = tuple[Any, ...] | dict[str, Any]
@@ -69,9 +70,12 @@ async def _connect(path: str) -> aiosqlite.Connection:
     # wrong thread (research/aesthetics.md).  None = autocommit; we issue BEGIN ourselves.
     conn = await aiosqlite.connect(path, isolation_level=None, timeout=30.0)
     conn.row_factory = sqlite3.Row
-    # Migration 006 fills the name keys of the bots stored before it with these.
+    # Migration 006 fills the name keys of the bots stored before it, and clears their
+    # fault messages, with these.
     await conn.create_function("merknera_name_key", 1, name_key, deterministic=True)
     await conn.create_function("merknera_name_shape", 1, name_shape, deterministic=True)
+    await conn.create_function("merknera_without_addresses", 1, without_addresses,
+                               deterministic=True)
     await conn.execute("PRAGMA foreign_keys = ON")
     await conn.execute("PRAGMA busy_timeout = 30000")
     return conn
