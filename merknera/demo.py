@@ -68,6 +68,15 @@ DEMO_GAMES = ("TICTACTOE", "SCRABBLE", "SQUELCH", "HEXAGONS", "NOUGHTSANDCROSSES
               "NUMBERWANG", "KALAHA")
 
 
+async def _owner(db: Database, bot: DemoBot) -> str:
+    """Who registers ``bot``: the user who has its name already (a database of an earlier
+    demo gave every bot to one user), else :attr:`DemoBot.owner`."""
+    found: str | None = await db.fetchval(
+        "SELECT users.name FROM bots JOIN users ON users.id = bots.user_id "
+        "WHERE bots.name = ? ORDER BY bots.id DESC LIMIT 1", (bot.name,))
+    return found or bot.owner
+
+
 async def _token(db: Database, owner: str) -> str:
     """A fresh token of a demo user (tokens are stored hashed, so an old one is lost)."""
     if await users.get_user(db, owner) is None:
@@ -132,7 +141,11 @@ def _table(game: str, rows: list[dict[str, Any]]) -> str:
 
 async def run_demo(config: Config) -> int:
     """Run until Ctrl-C (with the ladder on, so games keep coming); returns the exit code."""
-    config = dataclasses.replace(config, ladder=True)
+    # A database of an earlier demo gave every bot to one user, who registers them all at
+    # once here: more than a user's usual burst.
+    config = dataclasses.replace(
+        config, ladder=True,
+        registration_burst=max(config.registration_burst, len(DEMO_BOTS)))
     async with running(config) as (live, platform):
         print(f"Merknera is running at {live.base_url} (database {live.db})", flush=True)
         print(f"  open {live.base_url}/ in a browser: leaderboards, bots, replays and live "
@@ -146,7 +159,8 @@ async def run_demo(config: Config) -> int:
                 with bot_log.open("ab") as log_file:  # noqa: ASYNC230 (once, at start-up)
                     for bot in DEMO_BOTS:
                         processes.append(await _start_bot(
-                            bot, live.base_url, await _token(platform.db, bot.owner), version,
+                            bot, live.base_url,
+                            await _token(platform.db, await _owner(platform.db, bot)), version,
                             log_file, Path(f"{live.db}.bot-cache")))
                 print(f"started {len(processes)} reference bots (version {version}, their logs "
                       f"in {bot_log}); Ctrl-C stops everything", flush=True)
