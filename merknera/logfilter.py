@@ -9,6 +9,7 @@ says how many were held back.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -45,8 +46,12 @@ class RepeatFilter(logging.Filter):
         self._kinds: dict[tuple[object, ...], _Window] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
-        kind = (record.name, record.levelno, str(record.msg),
-                type(record.exc_info[1]).__name__ if record.exc_info else None)
+        # Known once per record: a note added below changes record.msg for the handlers
+        # after this one.
+        kind: tuple[object, ...] = getattr(record, "repeat_kind", None) or (
+            record.name, record.levelno, str(record.msg),
+            type(record.exc_info[1]).__name__ if record.exc_info else None)
+        record.repeat_kind = kind
         now = self._clock()
         window = self._kinds.get(kind)
         note = ""
@@ -64,8 +69,9 @@ class RepeatFilter(logging.Filter):
         if window.passed == self._burst:
             note += f" [more like this in the next {self._window:g} s are left out of the log]"
         if note:
-            record.msg = record.getMessage() + note
-            record.args = None
+            # Arguments that do not fit the message: logging reports that itself.
+            with contextlib.suppress(TypeError, ValueError):
+                record.msg, record.args = record.getMessage() + note, None
         return True
 
 

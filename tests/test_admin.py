@@ -152,10 +152,15 @@ async def test_a_suspended_user_registers_nothing_and_their_bots_come_back_with_
     for name, version in (("three", "1.0"), ("one", "2.0")):
         refused = await arena.register(name, "http://127.0.0.1:9/rpc", version=version)
         assert 'User "alice" is suspended by an admin (impersonation)' in str(refused["error"])
+    # An admin disables one of them for itself meanwhile: it stays out afterwards.
+    one, two = body["bots_disabled"]
+    also = await arena.client.post(f"/api/admin/bots/{one}/disable", headers=auth,
+                                   json={"reason": "spam of its own"})
+    assert also.status == 200
     lifted = await arena.client.post("/api/admin/users/alice/unsuspend", headers=auth)
-    assert (await lifted.json())["bots_enabled"] == body["bots_disabled"]
+    assert (await lifted.json())["bots_enabled"] == [two]
     statuses = {row[0]: row[1] for row in await db.fetchall("SELECT name, status FROM bots")}
-    assert statuses["one"] != "DISABLED" and statuses["two"] != "DISABLED"
+    assert statuses["one"] == "DISABLED" and statuses["two"] != "DISABLED"
     accepted = await arena.register("three", "http://127.0.0.1:9/rpc")
     assert "result" in accepted, accepted
     unknown = await arena.client.post("/api/admin/users/nobody/suspend", headers=auth)

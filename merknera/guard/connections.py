@@ -154,4 +154,5 @@ class GuardedSite(web.SockSite):
         server = self._runner.server
         assert server is not None
         self._server = await asyncio.get_running_loop().create_server(
-            self._guard.protocol_factory(server), sock=self._sock, backlog=self._backlog)
+            self._guard.protocol_factory(server), sock=self._sock, ssl=self._ssl_context,
+            backlog=self._backlog)

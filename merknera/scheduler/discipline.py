@@ -104,7 +104,15 @@ class Discipline:
 
 def _disable(conn: sqlite3.Connection, bot_id: int, by: str, reason: str,
              stamp: str, with_owner: bool = False) -> list[int] | None:
-    found = conn.execute("SELECT status FROM bots WHERE id = ?", (bot_id,)).fetchone()
+    found = conn.execute("SELECT status, disabled_with_owner FROM bots WHERE id = ?",
+                         (bot_id,)).fetchone()
+    if found is not None and found[1] and by == "ADMIN" and not with_owner:
+        # Out with its suspended owner, and now disabled for itself: it stays out when
+        # the suspension is lifted.
+        conn.execute("UPDATE bots SET disabled_reason = ?, disabled_with_owner = 0 "
+                     "WHERE id = ?", (reason, bot_id))
+        logs.add(conn, bot_id, f"Disabled by an admin: {reason}")
+        return []
     if found is None or found[0] not in ("ONLINE", "OFFLINE"):
         return None
     unfinished = bots.disable(conn, bot_id, by, reason, with_owner)

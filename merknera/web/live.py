@@ -178,12 +178,14 @@ async def game_live(request: web.Request) -> web.StreamResponse:
     header = await load_replay_header(request, game_id)
     # Frames shown live hide what players may not know, to the end of the stream.
     replayer = replay.Replayer(header, reveal=False)
-    if after:  # the rows the client has seen already: applied, not sent
-        seen = await db.read(functools.partial(move_log, game_id=game_id, upto=after))
-        await asyncio.to_thread(replayer.frames, seen)
     streams = request.app[STREAMS_KEY]
+    # The place first: replaying what the client has seen is work a refused client must
+    # not make the platform do.
     async with streams.slot(request) as ends, \
             request.app[EVENTS_KEY].listen(game_id) as queue:
+        if after:  # the rows the client has seen already: applied, not sent
+            seen = await db.read(functools.partial(move_log, game_id=game_id, upto=after))
+            await asyncio.to_thread(replayer.frames, seen)
         response = await _open_stream(request)
         # A client that went away ends the stream at its next write.
         with contextlib.suppress(ConnectionResetError):
