@@ -13,7 +13,7 @@ from merknera.botclient import BotClient
 from merknera.config import Config
 from merknera.events import EventBus
 from merknera.games import AnyGame
-from merknera.guard import GUARD_KEY, Guard, ListenerLimits, limits
+from merknera.guard import GUARD_KEY, Guard, limits
 from merknera.rpc import RpcService
 from merknera.scheduler.arena import Arena, Notifier
 from merknera.scheduler.core import Scheduler
@@ -36,7 +36,7 @@ class Platform:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.events = EventBus()
-        self.guard = Guard(ListenerLimits.from_config(config))
+        self.guard = Guard(config)
         """The per-client limits of every listener."""
         self.budget: limits.DescriptorBudget
         """How the open-files limit is shared out (set by :meth:`start`)."""

@@ -20,7 +20,6 @@ import contextlib
 import json
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from aiohttp import web
@@ -45,35 +44,11 @@ __all__ = [
     "Guard",
     "GuardedSite",
     "Holdings",
-    "ListenerLimits",
     "RateLimitedError",
     "client_key",
     "same_host",
     "too_many",
 ]
-
-
-@dataclass(frozen=True)
-class ListenerLimits:
-    """The per-client limits (the configuration keys of the same names)."""
-
-    idle_timeout: float = 15.0
-    body_timeout: float = 15.0
-    max_connections: int = 4096
-    max_connections_per_client: int = 64
-    max_streams_per_client: int = 8
-    request_burst: int = 300
-    request_rate: float = 100.0
-    auth_failure_burst: int = 10
-    auth_failure_interval: float = 1.0
-
-    @classmethod
-    def from_config(cls, config: Config) -> ListenerLimits:
-        """The limits a configuration sets."""
-        return cls(config.idle_timeout, config.body_timeout, config.max_connections,
-                   config.max_connections_per_client, config.max_streams_per_client,
-                   config.request_burst, config.request_rate, config.auth_failure_burst,
-                   config.auth_failure_interval)
 
 
 class AuthThrottle:
@@ -142,16 +117,17 @@ def too_many(error: RateLimitedError) -> web.HTTPTooManyRequests:
 class Guard:
     """The per-client limits of every listener of one platform process."""
 
-    def __init__(self, limits: ListenerLimits) -> None:
-        self.limits = limits
-        self.connections = ConnectionGuard(limits.max_connections,
-                                           limits.max_connections_per_client)
-        self.auth = AuthThrottle(limits.auth_failure_burst, limits.auth_failure_interval)
-        self.requests = Buckets(limits.request_burst, 1.0 / limits.request_rate)
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        """Where the limits come from: the keys of the same names."""
+        self.connections = ConnectionGuard(config.max_connections,
+                                           config.max_connections_per_client)
+        self.auth = AuthThrottle(config.auth_failure_burst, config.auth_failure_interval)
+        self.requests = Buckets(config.request_burst, 1.0 / config.request_rate)
         """Requests per client: a client that sends more than its share is answered 429,
         so that one client cannot keep the event loop (whose lag every move deadline
         feels) to itself."""
-        self.streams: Holdings[object] = Holdings(MAX_STREAMS, limits.max_streams_per_client,
+        self.streams: Holdings[object] = Holdings(MAX_STREAMS, config.max_streams_per_client,
                                                   "live streams")
         """Long-lived streams (server-sent events; a gateway's long polls and sockets)."""
 
@@ -179,8 +155,8 @@ class Guard:
         too slow), aiohttp reads on for ``lingering_time`` so that the client sees the
         answer: a short while, or a slow client would keep the connection that long.
         """
-        return {"keepalive_timeout": self.limits.idle_timeout,
-                "lingering_time": min(LINGERING_SECONDS, self.limits.idle_timeout)}
+        return {"keepalive_timeout": self.config.idle_timeout,
+                "lingering_time": min(LINGERING_SECONDS, self.config.idle_timeout)}
 
     def site(self, runner: web.BaseRunner, sock: Any) -> GuardedSite:
         """A site serving ``runner`` on the listening socket ``sock``, guarded."""
@@ -191,7 +167,7 @@ class Guard:
 
         :raises BodyError: with the status to answer and why.
         """
-        return await read_body(request, limit, self.limits.body_timeout)
+        return await read_body(request, limit, self.config.body_timeout)
 
     async def verify_token(self, request: web.BaseRequest, token: str,
                            lookup: Callable[[str], Awaitable[T | None]]) -> T | None:
