@@ -77,8 +77,7 @@ class GameRunner:
         self._arena = arena
         self._game_id = game_id
         self._holding_slot = False
-        self._owners: frozenset[int] = frozenset()
-        """The owners of the seated bots: the game counts against each one's fair share."""
+        self._owners: frozenset[int] = frozenset()  # the game counts against their shares
 
     async def run(self) -> None:
         """Play the game; never raises except when cancelled."""
@@ -87,9 +86,8 @@ class GameRunner:
         except asyncio.CancelledError:
             raise
         except PlatformResourceError as exc:
-            # The platform, not a bot, is out of descriptors or memory.  The game stays as
-            # stored, unfinished: the sweeper starts it again from its stored moves, so
-            # nobody forfeits and no result changes.
+            # The platform, not a bot, is short of descriptors or memory: the game stays as
+            # stored, for the sweeper to start again from its moves (nobody forfeits).
             log.warning("game %d: %s; it goes on from its stored moves later",
                         self._game_id, exc)
         except Exception as exc:
