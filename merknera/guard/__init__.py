@@ -15,11 +15,8 @@ uses the same one:
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
-from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from aiohttp import web
@@ -29,7 +26,7 @@ from merknera.guard.bodies import BodyError, read_body
 from merknera.guard.clients import Caller, client_key, same_host
 from merknera.guard.connections import ConnectionGuard, GuardedSite
 from merknera.guard.holdings import FullError, Holdings
-from merknera.guard.throttle import Buckets, RateLimitedError
+from merknera.guard.throttle import AuthThrottle, Buckets, RateLimitedError
 
 T = TypeVar("T")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -49,62 +46,6 @@ __all__ = [
     "same_host",
     "too_many",
 ]
-
-
-class AuthThrottle:
-    """Slows down a client that sends wrong tokens: ``burst`` of them in a row, then one
-    more every ``interval`` seconds.
-
-    A client's attempts with a token are tried one after another (:meth:`attempt`), so
-    that attempts sent side by side cannot all slip through before the first has failed;
-    right tokens cost nothing.  While a client must wait, its requests with a token are
-    refused unread: it learns nothing from trying.
-    """
-
-    def __init__(self, burst: int, interval: float) -> None:
-        self._failures = Buckets(burst, interval)
-        self._turns: dict[str, asyncio.Lock] = {}
-        self._waiting: Counter[str] = Counter()
-
-    @contextlib.asynccontextmanager
-    async def attempt(self, client: str) -> AsyncIterator[None]:
-        """One attempt of ``client`` with a token: the block checks the token, and calls
-        :meth:`failed` if it is wrong.
-
-        :raises RateLimitedError: on entry, if ``client`` must wait before trying again.
-        """
-        turn = self._turns.setdefault(client, asyncio.Lock())
-        self._waiting[client] += 1
-        try:
-            async with turn:
-                wait = self._failures.wait(client)
-                if wait > 0:
-                    raise RateLimitedError(
-                        "too many wrong tokens from your address; try again in "
-                        f"{max(1, round(wait))} s", wait)
-                yield
-        finally:
-            self._waiting[client] -= 1
-            if self._waiting[client] <= 0:
-                del self._waiting[client]
-                del self._turns[client]
-
-    def failed(self, client: str) -> None:
-        """``client`` sent a wrong token."""
-        self._failures.spend(client)
-
-    async def verify(self, client: str, token: str,
-                     lookup: Callable[[str], Awaitable[T | None]]) -> T | None:
-        """What ``lookup`` finds for ``client``'s ``token`` (None, counted as a failure,
-        if nothing).
-
-        :raises RateLimitedError: if ``client`` must wait before trying again.
-        """
-        async with self.attempt(client):
-            found = await lookup(token)
-            if found is None:
-                self.failed(client)
-            return found
 
 
 def too_many(error: RateLimitedError) -> web.HTTPTooManyRequests:

@@ -44,8 +44,6 @@ class ConnectionGuard:
     def __init__(self, total: int, per_client: int) -> None:
         self.holdings: Holdings[asyncio.BaseTransport] = Holdings(total, per_client,
                                                                   "connections")
-        self.refused = 0
-        """Connections refused so far."""
         self._closed: dict[asyncio.BaseTransport, asyncio.Future[None]] = {}
         """Each open connection's end."""
 
@@ -81,7 +79,6 @@ class ConnectionGuard:
             self.holdings.take(client, transport, transport.abort
                                if isinstance(transport, asyncio.Transport) else transport.close)
         except (RateLimitedError, FullError) as exc:
-            self.refused += 1
             if isinstance(transport, asyncio.WriteTransport):
                 transport.write(_PER_CLIENT if isinstance(exc, RateLimitedError) else _FULL)
             transport.close()

@@ -34,8 +34,6 @@ class Holdings(Generic[Item]):
         self._by_client: Counter[str] = Counter()
         self._by_network: dict[str, dict[Item, None]] = {}
         """Per network, its items oldest first."""
-        self.turned_out = 0
-        """Items given up to make room for another network's newcomer."""
 
     def __len__(self) -> int:
         return len(self._owner)
@@ -83,5 +81,4 @@ class Holdings(Generic[Item]):
         oldest = next(iter(self._by_network[busiest]))
         _, turn_out = self._owner[oldest]
         self.give_back(oldest)
-        self.turned_out += 1
         turn_out()

@@ -1,11 +1,18 @@
-"""Token buckets by key: how often a client may send a wrong token, a user register."""
+"""Token buckets by key (how often a client may send a request or a wrong token, a user
+register), and the wrong-token throttle built on them."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import math
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
 
 MAX_KEYS = 100_000
 """Buckets kept at most; beyond, full ones are forgotten first (they hold no debt)."""
@@ -81,3 +88,59 @@ class Buckets:
                 del self._buckets[key]
         while len(self._buckets) >= MAX_KEYS:
             del self._buckets[next(iter(self._buckets))]  # the oldest
+
+
+class AuthThrottle:
+    """Slows down a client that sends wrong tokens: ``burst`` of them in a row, then one
+    more every ``interval`` seconds.
+
+    A client's attempts with a token are tried one after another (:meth:`attempt`), so
+    that attempts sent side by side cannot all slip through before the first has failed;
+    right tokens cost nothing.  While a client must wait, its requests with a token are
+    refused unread: it learns nothing from trying.
+    """
+
+    def __init__(self, burst: int, interval: float) -> None:
+        self._failures = Buckets(burst, interval)
+        self._turns: dict[str, asyncio.Lock] = {}
+        self._waiting: Counter[str] = Counter()
+
+    @contextlib.asynccontextmanager
+    async def attempt(self, client: str) -> AsyncIterator[None]:
+        """One attempt of ``client`` with a token: the block checks the token, and calls
+        :meth:`failed` if it is wrong.
+
+        :raises RateLimitedError: on entry, if ``client`` must wait before trying again.
+        """
+        turn = self._turns.setdefault(client, asyncio.Lock())
+        self._waiting[client] += 1
+        try:
+            async with turn:
+                wait = self._failures.wait(client)
+                if wait > 0:
+                    raise RateLimitedError(
+                        "too many wrong tokens from your address; try again in "
+                        f"{max(1, round(wait))} s", wait)
+                yield
+        finally:
+            self._waiting[client] -= 1
+            if self._waiting[client] <= 0:
+                del self._waiting[client]
+                del self._turns[client]
+
+    def failed(self, client: str) -> None:
+        """``client`` sent a wrong token."""
+        self._failures.spend(client)
+
+    async def verify(self, client: str, token: str,
+                     lookup: Callable[[str], Awaitable[T | None]]) -> T | None:
+        """What ``lookup`` finds for ``client``'s ``token`` (None, counted as a failure,
+        if nothing).
+
+        :raises RateLimitedError: if ``client`` must wait before trying again.
+        """
+        async with self.attempt(client):
+            found = await lookup(token)
+            if found is None:
+                self.failed(client)
+            return found
