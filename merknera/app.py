@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from merknera.assets import AssetStore, load_games
-from merknera.botclient import BotClient
+from merknera.botclient import BotClient, wanted_connections
 from merknera.config import Config
 from merknera.events import EventBus
 from merknera.games import AnyGame
@@ -85,7 +85,7 @@ class Platform:
         self.assets = AssetStore.load(self.config.assets_path)
         self.games = load_games(self.assets)
         self.budget = limits.plan(limits.raise_open_files_limit(),
-                                  outbound=max(256, self.config.concurrency * 4),
+                                  outbound=wanted_connections(self.config),
                                   inbound=self.config.max_connections)
         self.guard.connections.total = self.budget.inbound
         if self.budget.inbound < self.config.max_connections:

@@ -55,9 +55,14 @@ def next_request_id() -> int:
 class PlatformResourceError(RuntimeError):
     """The platform could not make a call for want of its own descriptors or memory.
 
-    Not a fault of the bot: the caller waits and tries again, or ends the game without a
-    result, but never counts it against the bot.
+    Not a fault of the bot: the caller waits and tries again, or leaves the game for
+    later, but never counts it against the bot.
     """
+
+
+def wanted_connections(config: Config) -> int:
+    """How many connections to bots the client would like to keep at most."""
+    return max(256, config.concurrency * 4)
 
 
 @dataclass(frozen=True)
@@ -100,7 +105,7 @@ class BotClient:
     def __init__(self, config: Config, connection_limit: int | None = None) -> None:
         self._config = config
         self._networks = config.networks
-        self._limit = connection_limit or max(256, config.concurrency * 4)
+        self._limit = connection_limit or wanted_connections(config)
         self._session: aiohttp.ClientSession | None = None
         self._refusals: dict[str, str | None] = {}
 
@@ -192,10 +197,16 @@ class BotClient:
 
     async def notify(self, endpoint: str, secret: str, method: str, params: JSON,
                      time_limit: float | None = None) -> CallResult:
-        """A call whose reply is ignored (``Complete``, ``Error``): delivered or not."""
-        return await self._post(endpoint, secret,
-                                jsonrpc.encode_call(method, params, next_request_id()),
-                                time_limit or self._config.notify_timeout, retry=False)
+        """A call whose reply is ignored (``Complete``, ``Error``): delivered or not (not,
+        when the platform is short of descriptors or memory: it is dropped, with a line in
+        the log, and the result has no reply)."""
+        body = jsonrpc.encode_call(method, params, next_request_id())
+        try:
+            return await self._post(endpoint, secret, body,
+                                    time_limit or self._config.notify_timeout, retry=False)
+        except PlatformResourceError as exc:
+            log.warning("%s not sent: %s", method, exc)
+            return CallResult(request=body)
 
     async def _post(self, endpoint: str, secret: str, body: bytes, time_limit: float,
                     retry: bool) -> CallResult:

@@ -6,13 +6,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import logging
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from merknera.assets import AssetStore
-from merknera.botclient import BotClient, PlatformResourceError
+from merknera.botclient import BotClient
 from merknera.config import Config
 from merknera.events import EventBus, GameFinished
 from merknera.games import JSON, AnyGame, JSONObject
@@ -21,8 +20,6 @@ from merknera.scheduler.readiness import Readiness
 from merknera.scheduler.slots import Slots
 from merknera.store import Database
 from merknera.store.bots import Bot
-
-log = logging.getLogger(__name__)
 
 
 class Notifier:
@@ -55,11 +52,7 @@ class Notifier:
         if after is not None:
             await asyncio.gather(after, return_exceptions=True)
         for method, params in calls:
-            try:
-                await self._client.notify(bot.endpoint, bot.secret, method, params)
-            except PlatformResourceError as exc:
-                # Replies are ignored, and no bot is at fault: the call is dropped.
-                log.warning("%s to bot %d not sent: %s", method, bot.id, exc)
+            await self._client.notify(bot.endpoint, bot.secret, method, params)
 
     async def drain(self) -> None:
         """Wait for every call under way to be delivered or to fail."""

@@ -244,11 +244,10 @@ class GameRunner:
             for note in mine:
                 # Short: the game waits for these, and a bot slow to take them must not
                 # hold it up for long (the replies are ignored anyway).
-                with contextlib.suppress(PlatformResourceError):  # the replies are ignored
-                    await arena.client.notify(bot.endpoint, bot.secret,
-                                              f"{game.prefix}.{note.method}",
-                                              {game.id_param: self._game_id, **note.params},
-                                              arena.config.announce_timeout)
+                await arena.client.notify(bot.endpoint, bot.secret,
+                                          f"{game.prefix}.{note.method}",
+                                          {game.id_param: self._game_id, **note.params},
+                                          arena.config.announce_timeout)
 
         await asyncio.gather(*(deliver(seat, mine) for seat, mine in by_seat.items()))
 
