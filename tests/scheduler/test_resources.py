@@ -28,10 +28,12 @@ from tests.support import Arena, ScriptedBot, until
 def no_descriptors_left() -> Iterator[None]:
     """While the block runs, opening any file or socket fails with EMFILE."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    # The listing counts the descriptor of the listing itself, closed again by now: `<=`
+    # fills that one too, whether or not it was the highest.
     highest = max(int(fd.name) for fd in Path("/proc/self/fd").iterdir())
     fillers: list[int] = []
     try:
-        while (fd := os.open(os.devnull, os.O_RDONLY)) < highest:
+        while (fd := os.open(os.devnull, os.O_RDONLY)) <= highest:
             fillers.append(fd)
         os.close(fd)
         resource.setrlimit(resource.RLIMIT_NOFILE, (highest + 1, hard))
