@@ -3,25 +3,34 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# The browser the web tests drive (tests/web/conftest.py); make test installs Debian's.
+CHROMIUM ?= $(or $(MERKNERA_CHROMIUM),/usr/bin/chromium)
+# Installs what pip cannot (Debian packages) when it is missing, or stops naming the command.
+SYSTEM := PYTHON='$(PYTHON)' CHROMIUM='$(CHROMIUM)' bash scripts/system-packages
 
-.PHONY: run test lint bench clean
+.PHONY: run test test-packages lint bench clean
 
 $(STAMP): pyproject.toml
+	@$(SYSTEM) venv
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Merknera needs Python 3.11 or newer; set PYTHON=python3.11")'
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-## make run: the platform on ./merknera.db with four reference bots; Ctrl-C stops it
+## make run: the platform on ./merknera.db with reference bots playing; Ctrl-C stops it
 run: $(STAMP)
 	$(PY) -m merknera demo
 
 ## make test: the whole test suite, then ruff and mypy --strict
-test: $(STAMP)
-	$(PY) -m pytest -q
+test: test-packages $(STAMP)
+	MERKNERA_CHROMIUM='$(CHROMIUM)' $(PY) -m pytest -q
 	$(PY) -m ruff check .
 	$(PY) -m mypy
+
+# Before .venv is built, so that a missing package stops make test at once.
+test-packages:
+	@$(SYSTEM) venv chromium
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
@@ -32,6 +41,7 @@ bench: $(STAMP)
 	$(PY) bench/scrabble.py
 	$(PY) bench/scrabble_bot.py
 	$(PY) bench/games.py
+	$(PY) bench/kalaha_bot.py
 	$(PY) bench/ladder.py
 	$(PY) bench/siege.py
 

@@ -18,7 +18,7 @@ import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import aiohttp
 import jsonrpcclient
@@ -26,8 +26,8 @@ from aiohttp import web
 
 from bots.kit import Bot
 
-__all__ = ["RegisterResult", "RegistrationError", "make_parser", "platform_rpc_url",
-           "register", "run_bot", "strategy_main"]
+__all__ = ["RegisterResult", "RegistrationError", "Servable", "make_parser",
+           "platform_rpc_url", "register", "run_bot", "strategy_main"]
 
 logger = logging.getLogger(__name__)
 
@@ -67,8 +67,12 @@ async def register(
     website: str = "",
     description: str = "",
     retry_for: float = 10.0,
+    protocol: str | None = None,
 ) -> RegisterResult:
     """Call ``RegistrationService.Register`` on the platform at ``platform_url``.
+
+    ``protocol`` names how the platform should call the bot (e.g. ``"squelch-rest"``); it
+    is sent only when given, and without it the platform speaks JSON-RPC.
 
     A platform that refuses connections is retried with back-off for up to ``retry_for``
     seconds, since bots and the platform are often started together.
@@ -82,6 +86,8 @@ async def register(
         "rpcendpoint": rpcendpoint, "programminglanguage": programminglanguage,
         "website": website, "description": description,
     }
+    if protocol is not None:
+        params["protocol"] = protocol
     call = jsonrpcclient.request("RegistrationService.Register", params=params)
     timeout = aiohttp.ClientTimeout(total=30)
     async with aiohttp.ClientSession(timeout=timeout) as session:
@@ -188,13 +194,27 @@ def make_parser(description: str) -> argparse.ArgumentParser:
     return parser
 
 
-def run_bot(bot: Bot, args: argparse.Namespace, *, game: str, default_name: str,
-            description: str = "", website: str = "") -> int:
+class Servable(Protocol):
+    """What :func:`run_bot` serves: a :class:`~bots.kit.Bot`, or a bot speaking another
+    protocol that likewise checks signatures once it has the secret."""
+
+    secret: str | None
+    """Set to the secret from the Register reply."""
+
+    def make_app(self) -> web.Application:
+        """The aiohttp application answering the platform's calls."""
+        ...
+
+
+def run_bot(bot: Servable, args: argparse.Namespace, *, game: str, default_name: str,
+            description: str = "", website: str = "", protocol: str | None = None) -> int:
     """Serve ``bot``, register it as a player of ``game`` and serve until SIGINT/SIGTERM.
 
     ``args`` come from a :func:`make_parser` parser. Once the bot is registered (or
     listening, with ``--no-register``) one line ``READY <port> <name>`` goes to stdout.
-    Returns the exit code: 0 after a signal, 2 when registration fails.
+    The endpoint registered is ``http://<host>:<port>/rpc``; with a ``protocol`` (see
+    :func:`register`) it is the base URL ``http://<host>:<port>``, since such a protocol
+    names its own paths.  Returns the exit code: 0 after a signal, 2 when registration fails.
     """
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -203,7 +223,7 @@ def run_bot(bot: Bot, args: argparse.Namespace, *, game: str, default_name: str,
         print("--token is required unless --no-register is given", file=sys.stderr)
         return 2
     return asyncio.run(_serve(bot, args, game=game, name=name, description=description,
-                              website=website))
+                              website=website, protocol=protocol))
 
 
 def strategy_main(
@@ -243,12 +263,12 @@ def strategy_main(
                    description=strategies[args.strategy])
 
 
-def _endpoint(host: str, port: int) -> str:
-    return f"http://[{host}]:{port}/rpc" if ":" in host else f"http://{host}:{port}/rpc"
+def _endpoint(host: str, port: int, path: str = "/rpc") -> str:
+    return f"http://[{host}]:{port}{path}" if ":" in host else f"http://{host}:{port}{path}"
 
 
-async def _serve(bot: Bot, args: argparse.Namespace, *, game: str, name: str,
-                 description: str, website: str) -> int:
+async def _serve(bot: Servable, args: argparse.Namespace, *, game: str, name: str,
+                 description: str, website: str, protocol: str | None) -> int:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     signals = (signal.SIGINT, signal.SIGTERM)
@@ -264,8 +284,8 @@ async def _serve(bot: Bot, args: argparse.Namespace, *, game: str, name: str,
         if not args.no_register:
             registering = asyncio.create_task(register(
                 args.platform, token=args.token, botname=name, botversion=args.version,
-                game=game, rpcendpoint=_endpoint(args.host, port), website=website,
-                description=description))
+                game=game, website=website, description=description, protocol=protocol,
+                rpcendpoint=_endpoint(args.host, port, "/rpc" if protocol is None else "")))
             stopping = asyncio.create_task(stop.wait())
             await asyncio.wait({registering, stopping}, return_when=asyncio.FIRST_COMPLETED)
             stopping.cancel()

@@ -14,6 +14,7 @@ from merknera.config import Config
 from merknera.events import EventBus
 from merknera.games import AnyGame
 from merknera.guard import GUARD_KEY, Guard, limits
+from merknera.protocol.bot_protocols import BotProtocol
 from merknera.rpc import RpcService
 from merknera.scheduler.arena import Arena, Notifier
 from merknera.scheduler.core import Scheduler
@@ -24,6 +25,7 @@ from merknera.scheduler.readiness import Readiness, ReadyService
 from merknera.scheduler.registration import Registrar
 from merknera.scheduler.slots import Slots
 from merknera.scheduler.tournaments import Director
+from merknera.seats import JsonRpcTransport, Seats, SquelchRestTransport
 from merknera.store import Database, ratings
 from merknera.web import admin, api, live, openapi, pages, replay, site
 
@@ -99,10 +101,12 @@ class Platform:
             log.info("ratings rebuilt from the stored results: %s", rebuilt)
         self._client = BotClient(self.config, self.budget.outbound)
         await self._client.start()
-        presence = Presence(self.config, self._db, self._client, self.events)
+        seats = Seats({BotProtocol.JSONRPC: JsonRpcTransport(self._client),
+                       BotProtocol.SQUELCH_REST: SquelchRestTransport(self._client, self.config)})
+        presence = Presence(self.config, self._db, seats, self.events)
         readiness = Readiness()
-        arena = Arena(self.config, self._db, self._client, presence, self.events,
-                      Notifier(self._client, self.config.notify_timeout),
+        arena = Arena(self.config, self._db, seats, presence, self.events,
+                      Notifier(seats, self.config.notify_timeout, self.config.notify_timeout),
                       Slots(self.config.concurrency, self.config.owner_share), self.games,
                       self.assets,
                       readiness)
@@ -112,7 +116,7 @@ class Platform:
         ready = ReadyService(self._db, self.assets, readiness, self.guard.auth)
         for game in self.games.values():
             if game.assets:
-                self._rpc.add_method(f"{game.prefix}.Ready",
+                self._rpc.add_method(f"{game.calls.prefix}.{game.calls.ready}",
                                      functools.partial(ready.ready, game))
         self.ladder = Ladder(self._scheduler)
         self.discipline = Discipline(self._scheduler)

@@ -134,6 +134,12 @@ class BotClient:
             headers={"User-Agent": f"Merknera/{__version__}", "Accept": "application/json",
                      "Accept-Encoding": "identity"},
         )
+        # aiohttp sends an idempotent request (a REST bot's PUT or GET) once more by itself
+        # when a kept-alive connection drops, with the very same headers: the same signature
+        # timestamp, which a bot may take for a replay.  The platform's own retry (_post)
+        # signs the second attempt anew; aiohttp's test client turns its retry off the same
+        # way (the attribute has no public setter).
+        self._session._retry_connection = False
 
     async def close(self) -> None:
         """Close the shared session."""
@@ -171,14 +177,14 @@ class BotClient:
         if raw.fault is not None or raw.reply is None:
             return raw
         if raw.status != 200:
-            return _with_fault(raw, FaultKind.HTTP_STATUS,
-                               f"HTTP status {raw.status}: {_preview(raw.reply)}")
+            return with_fault(raw, FaultKind.HTTP_STATUS,
+                               f"HTTP status {raw.status}: {preview(raw.reply)}")
         try:
             result = jsonrpc.decode_reply(raw.reply, request_id)
         except jsonrpc.MalformedReplyError as exc:
-            return _with_fault(raw, FaultKind.MALFORMED_REPLY, excerpt(str(exc)))
+            return with_fault(raw, FaultKind.MALFORMED_REPLY, excerpt(str(exc)))
         except jsonrpc.BotRpcError as exc:
-            return _with_fault(raw, FaultKind.RPC_ERROR,
+            return with_fault(raw, FaultKind.RPC_ERROR,
                                f"the bot answered an error: {excerpt(str(exc))}")
         return CallResult(request=body, result=result, reply=raw.reply, status=raw.status,
                           latency=raw.latency)
@@ -192,7 +198,7 @@ class BotClient:
         body = jsonrpc.encode_call("Status.Ping", None, next_request_id())
         raw = await self._post(endpoint, secret, body, self._config.ping_timeout, retry=True)
         if raw.fault is None and raw.status != 200:
-            return _with_fault(raw, FaultKind.HTTP_STATUS, f"HTTP status {raw.status}")
+            return with_fault(raw, FaultKind.HTTP_STATUS, f"HTTP status {raw.status}")
         return raw
 
     async def notify(self, endpoint: str, secret: str, method: str, params: JSON,
@@ -208,14 +214,32 @@ class BotClient:
             log.warning("%s not sent: %s", method, exc)
             return CallResult(request=body)
 
+    async def exchange(self, endpoint: str, secret: str, http_method: str, path: str,
+                       body: bytes, time_limit: float, *, retry: bool = True) -> CallResult:
+        """One signed HTTP request to ``path`` under a bot's base URL ``endpoint`` (a bot
+        that speaks a game's own REST API), and its raw reply: faults only for transport
+        failures, the status and body for the caller to judge.
+
+        A connection that drops before any reply is sent again with the same URL and
+        body, if the deadline leaves time for it (such APIs make bots idempotent).
+
+        :raises PlatformResourceError: if the platform is out of descriptors or memory.
+        """
+        url = endpoint.rstrip("/") + path
+        return await self._post(endpoint, secret, body, time_limit, retry,
+                                method=http_method, url=url)
+
     async def _post(self, endpoint: str, secret: str, body: bytes, time_limit: float,
-                    retry: bool) -> CallResult:
-        """Send one request and read the raw reply; faults only for transport failures.
+                    retry: bool, *, method: str = "POST", url: str | None = None) -> CallResult:
+        """Send one request (a POST to ``endpoint`` unless told otherwise) and read the raw
+        reply; faults only for transport failures.
 
         :raises PlatformResourceError: if the platform is out of descriptors or memory.
         """
         if self._session is None:
             raise RuntimeError("BotClient.start() was not called")
+        # The policy is checked on the endpoint as registered (once per endpoint), not on
+        # each URL under it.
         refusal = self._refusal(endpoint)
         if refusal is not None:
             return CallResult(request=body, fault=Fault(FaultKind.UNREACHABLE, refusal))
@@ -229,15 +253,17 @@ class BotClient:
             stamp = max(int(time.time()), stamp + 1)
             timestamp = str(stamp)
             headers = {
-                "Content-Type": "application/json",
                 signing.TIMESTAMP_HEADER: timestamp,
                 signing.SIGNATURE_HEADER: signing.sign(secret, timestamp, body),
             }
+            if body:
+                headers["Content-Type"] = "application/json"
             try:
                 async with asyncio.timeout_at(asyncio.get_running_loop().time()
                                               + max(0.0, deadline - time.monotonic())):
-                    async with self._session.post(endpoint, data=body, headers=headers,
-                                                  allow_redirects=False) as response:
+                    async with self._session.request(
+                            method, url or endpoint, data=body or None, headers=headers,
+                            allow_redirects=False) as response:
                         try:
                             reply = await self._read_capped(response)
                         except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError,
@@ -305,12 +331,14 @@ class BotClient:
                           latency=time.perf_counter() - started)
 
 
-def _with_fault(raw: CallResult, kind: FaultKind, message: str) -> CallResult:
+def with_fault(raw: CallResult, kind: FaultKind, message: str) -> CallResult:
+    """``raw`` (a reply that came) judged to be a fault of ``kind``."""
     return CallResult(request=raw.request, fault=Fault(kind, message), reply=raw.reply,
                       status=raw.status, latency=raw.latency)
 
 
-def _preview(body: bytes) -> str:
+def preview(body: bytes) -> str:
+    """The start of a reply body, for a fault message."""
     text = excerpt(body[:EXCERPT + 1].decode("utf-8", errors="replace"))
     return text or "(empty body)"
 

@@ -41,6 +41,9 @@ class GameRules:
     """Seconds a bot has to answer NextMove before it forfeits."""
     max_strikes: int
     """Faulty replies (malformed, illegal, error) that forfeit a game; the last one does."""
+    rest_call_timeout: float = 1.0
+    """Seconds a bot that speaks the game's own REST API (``protocol: "squelch-rest"``)
+    has for each call, its moves included (the Squelchbot arena spec allows 1 s)."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,9 @@ class Config:
     """Seconds a bot has to answer Status.Ping."""
     notify_timeout: float = 5.0
     """Seconds allowed for NewGame, Complete and Error calls."""
+    rest_call_timeout: float = 1.0
+    """Seconds allowed for each call to a bot that speaks a game's own REST API, its moves
+    included (per game: ``[games.X] rest_call_timeout``; the Squelchbot arena spec's 1 s)."""
     announce_timeout: float = 1.0
     """Seconds allowed for the calls a game makes while it goes on and waits for (Squelch's
     TurnStart and the like); their replies are ignored."""
@@ -177,7 +183,8 @@ class Config:
 
     def rules_for(self, mnemonic: str) -> GameRules:
         """The rules of play for one game: its overrides, else the global values."""
-        return self.games.get(mnemonic, GameRules(self.move_timeout, self.max_strikes))
+        return self.games.get(mnemonic, GameRules(self.move_timeout, self.max_strikes,
+                                                  self.rest_call_timeout))
 
 
 OVERRIDABLE: tuple[str, ...] = tuple(
@@ -275,9 +282,9 @@ def _validate(config: Config) -> Config:
         except ValueError as exc:
             raise ConfigError(f"allowed_networks: {net!r} is not a network ({exc})") from None
     for mnemonic, rules in config.games.items():
-        if rules.move_timeout <= 0 or rules.max_strikes < 1:
-            raise ConfigError(f"games.{mnemonic}: move_timeout must be > 0 and "
-                              "max_strikes at least 1")
+        if rules.move_timeout <= 0 or rules.max_strikes < 1 or rules.rest_call_timeout <= 0:
+            raise ConfigError(f"games.{mnemonic}: move_timeout and rest_call_timeout must be "
+                              "> 0 and max_strikes at least 1")
     return config
 
 
@@ -288,14 +295,17 @@ def _game_rules(table: object, base: dict[str, Any], source: str) -> dict[str, G
     for mnemonic, values in table.items():
         if not isinstance(values, dict):
             raise ConfigError(f"[games.{mnemonic}] in {source} must be a table")
-        unknown = set(values) - {"move_timeout", "max_strikes"}
+        unknown = set(values) - {f.name for f in dataclasses.fields(GameRules)}
         if unknown:
             raise ConfigError(f"[games.{mnemonic}] in {source}: unknown keys {sorted(unknown)}")
         timeout = _coerce("move_timeout", values.get("move_timeout", base["move_timeout"]),
                           source)
         strikes = _coerce("max_strikes", values.get("max_strikes", base["max_strikes"]), source)
+        rest = _coerce("rest_call_timeout",
+                       values.get("rest_call_timeout", base["rest_call_timeout"]), source)
         assert isinstance(timeout, float) and isinstance(strikes, int)
-        rules[mnemonic] = GameRules(timeout, strikes)
+        assert isinstance(rest, float)
+        rules[mnemonic] = GameRules(timeout, strikes, rest)
     return rules
 
 

@@ -22,6 +22,7 @@ from typing import IO, Any
 from merknera.app import Platform
 from merknera.config import Config
 from merknera.events import Event, GameFinished
+from merknera.games import SeatResult
 from merknera.server import running, wait_for_signal
 from merknera.store import Database, users
 from merknera.store.results import leaderboard
@@ -55,6 +56,7 @@ DEMO_BOTS: tuple[DemoBot, ...] = (
     DemoBot("bots.scrabble", "random", "Doodler", downloads=True),
     DemoBot("bots.squelch", "good", "Dicey Dora"),
     DemoBot("bots.squelch", "random", "Reckless Rick"),
+    DemoBot("bots.squelch_rest", "good", "Restful Rosie"),
     DemoBot("bots.hexagons", "good", "Honeycomb"),
     DemoBot("bots.hexagons", "random", "Hexed"),
     DemoBot("bots.noughtsandcrosses", "perfect", "Noughty"),
@@ -115,14 +117,14 @@ def _game_line(event: GameFinished) -> str:
     names = [bot.rsplit(" (", 1)[0] for bot in event.bots]
     if event.scores is not None:
         names = [f"{name} {score:g}" for name, score in zip(names, event.scores, strict=True)]
-    if "WIN" in event.results:
-        verdict = f"{names[event.results.index('WIN')]} won"
-    elif "DRAW" in event.results:
+    if SeatResult.WIN in event.results:
+        verdict = f"{names[event.results.index(SeatResult.WIN)]} won"
+    elif SeatResult.DRAW in event.results:
         verdict = "draw"
     else:
         verdict = "no result"
     return (f"game {event.game_id:>5}  {event.game:<10} {' vs '.join(names):<34} "
-            f"{verdict:<20} {event.reason.lower()}: {event.detail}")
+            f"{verdict:<20} {event.termination.value.lower()}: {event.detail}")
 
 
 def _table(game: str, rows: list[dict[str, Any]]) -> str:
@@ -187,7 +189,10 @@ async def _print_games(queue: asyncio.Queue[Event], platform: Platform) -> None:
     while True:
         quiet = False
         try:
-            event = await asyncio.wait_for(queue.get(), 2.0 if changed else None)
+            # Not asyncio.wait_for: Python 3.11's drops a cancel that comes as the queue
+            # hands over an event, and Ctrl-C then waits here for ever.
+            async with asyncio.timeout(2.0 if changed else None):
+                event = await queue.get()
         except TimeoutError:
             quiet = True
         else:

@@ -10,7 +10,9 @@ import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from merknera.games.base import JSON
+from merknera.games.base import JSON, SeatResult, Termination
+from merknera.protocol.faults import FaultKind
+from merknera.store.bots import BotStatus
 
 
 @dataclass(frozen=True)
@@ -21,9 +23,10 @@ class GameFinished:
     game: str
     bots: tuple[str, ...]
     """Seated bots in seat order, as "name (version)"."""
-    results: tuple[str, ...]
-    """WIN, DRAW, LOSS or NONE per seat."""
-    reason: str
+    results: tuple[SeatResult, ...]
+    """How the game ended for each seat, in seat order."""
+    termination: Termination
+    """Why the game ended."""
     detail: str
     scores: tuple[float, ...] | None = None
     """Game points per seat, for games that keep a score."""
@@ -42,7 +45,7 @@ class MovePlayed:
     seq: int
     seat: int
     move: JSON
-    fault: str | None = None
+    fault: FaultKind | None = None
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,8 @@ class BotStatusChanged:
 
     bot_id: int
     name: str
-    status: str
+    status: BotStatus
+    """ONLINE or OFFLINE."""
 
 
 Event = GameFinished | MovePlayed | BotStatusChanged

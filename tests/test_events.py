@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 from merknera.events import BotStatusChanged, Event, EventBus, GameFinished, MovePlayed
+from merknera.games import SeatResult, Termination
+from merknera.protocol.faults import FaultKind
+from merknera.store.bots import BotStatus
 
 
 async def test_a_game_listener_hears_only_its_game() -> None:
     bus = EventBus()
     async with bus.listen() as everything, bus.listen(7) as seven, bus.listen(8) as eight:
         events: list[Event] = [
-            MovePlayed(7, 1, 0, {"position": 4}), MovePlayed(8, 1, 0, None, "TIMEOUT"),
-            BotStatusChanged(1, "bot", "ONLINE"),
-            GameFinished(7, "TICTACTOE", ("a", "b"), ("WIN", "LOSS"), "NORMAL", "")]
+            MovePlayed(7, 1, 0, {"position": 4}),
+            MovePlayed(8, 1, 0, None, FaultKind.TIMEOUT),
+            BotStatusChanged(1, "bot", BotStatus.ONLINE),
+            GameFinished(7, "TICTACTOE", ("a", "b"), (SeatResult.WIN, SeatResult.LOSS),
+                         Termination.NORMAL, "")]
         for event in events:
             bus.publish(event)
         assert [everything.get_nowait() for _ in range(4)] == events

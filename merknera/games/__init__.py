@@ -11,6 +11,7 @@ from merknera.games.base import (
     CHANCE,
     JSON,
     Announcement,
+    Calls,
     Game,
     IllegalMoveError,
     InvalidMoveError,
@@ -19,6 +20,7 @@ from merknera.games.base import (
     Outcome,
     Seat,
     SeatResult,
+    Step,
     Termination,
     UnknownGameError,
 )
@@ -50,7 +52,7 @@ def get_game(mnemonic: str) -> AnyGame:
 
 
 __all__ = [
-    "CHANCE", "JSON", "REGISTRY", "Announcement", "AnyGame", "Game", "IllegalMoveError",
+    "CHANCE", "JSON", "REGISTRY", "Announcement", "AnyGame", "Calls", "Game", "IllegalMoveError",
     "InvalidMoveError", "JSONObject", "MoveError", "Outcome", "Seat", "SeatResult",
-    "Termination", "UnknownGameError", "get_game",
+    "Step", "Termination", "UnknownGameError", "get_game",
 ]

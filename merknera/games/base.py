@@ -168,6 +168,30 @@ class Outcome:
 
 
 @dataclass(frozen=True)
+class Calls:
+    """The calls a game makes to its seats, by the game's names for them.
+
+    The runner names a call by one of these; each seat transport maps the name onto its
+    wire (JSON-RPC: the method ``<prefix>.<name>`` with the game's id in ``game_id``).
+    """
+
+    prefix: str
+    """The JSON-RPC method prefix, e.g. ``"TicTacToe"``."""
+    game_id: str = "gameid"
+    """The param that carries the platform's id of the game in every JSON-RPC call."""
+    open: str = "NewGame"
+    """The call that opens the game for each seat."""
+    move: str = "NextMove"
+    """The call that asks the seat to move."""
+    complete: str = "Complete"
+    """The call that tells each seat how the game ended."""
+    error: str = "Error"
+    """The call that tells a seat what was wrong with its reply."""
+    ready: str = "Ready"
+    """The call a seat that prepares makes back to the platform once it is ready."""
+
+
+@dataclass(frozen=True)
 class Announcement:
     """A call the runner makes to one seat because of a change of state.
 
@@ -177,9 +201,18 @@ class Announcement:
     """
 
     seat: Seat
-    method: str
-    """The method name without the game's prefix, e.g. ``"TurnStart"``."""
+    call: str
+    """The game's name for the call, e.g. ``"TurnStart"`` (a transport maps it onto its
+    wire)."""
     params: JSONObject
+
+
+@dataclass(frozen=True)
+class Step(Generic[StateT]):
+    """One move played: the state after it, and the calls it causes, in order."""
+
+    state: StateT
+    announcements: tuple[Announcement, ...] = ()
 
 
 class Game(ABC, Generic[StateT, MoveT]):
@@ -193,8 +226,8 @@ class Game(ABC, Generic[StateT, MoveT]):
     """The game's name on the wire, e.g. ``"TICTACTOE"``."""
     name: str
     """The game's name for people, e.g. ``"Tic-Tac-Toe"``."""
-    prefix: str
-    """The JSON-RPC method prefix, e.g. ``"TicTacToe"``."""
+    calls: Calls
+    """The game's names for its calls (see :class:`Calls`)."""
     min_seats: int = 2
     max_seats: int = 2
     max_moves: int
@@ -202,12 +235,6 @@ class Game(ABC, Generic[StateT, MoveT]):
     assets: tuple[str, ...] = ()
     """The names of the asset files a bot needs (``NewGame`` carries their descriptors)."""
     default_settings: Mapping[str, JSON] = {}
-    id_param: str = "gameid"
-    """The param that carries the platform's id of the game in every call."""
-    new_game_method: str = "NewGame"
-    """The call that opens the game for each seat (``<prefix>.<new_game_method>``)."""
-    complete_method: str = "Complete"
-    """The call that tells each seat how the game ended."""
 
     # -- rules -------------------------------------------------------------------------
 
@@ -235,9 +262,38 @@ class Game(ABC, Generic[StateT, MoveT]):
     def outcome(self, state: StateT) -> Outcome | None:
         """How the game ended, or ``None`` while it goes on."""
 
+    def step(self, state: StateT, seat: Seat, move: MoveT) -> Step[StateT]:
+        """``apply`` and the :meth:`announcements` it causes, computed once (the runner's
+        way of playing a move; games whose announcements fall out of applying the move
+        override this rather than work the move out twice).
+
+        :raises IllegalMoveError: as :meth:`apply`.
+        """
+        # A game whose apply calls step must override step, or the two would recurse.
+        after = self.apply(state, seat, move)
+        return Step(after, tuple(self.announcements(state, seat, move, after)))
+
     def sample_chance(self, state: StateT, rng: random.Random) -> MoveT:
         """Draw the chance move at a :data:`CHANCE` node (games with dice or tile bags)."""
         raise NotImplementedError(f"{self.mnemonic} has no chance moves")
+
+    def parse_chance(self, stored: JSON) -> MoveT:
+        """Read a chance move from the move log (what :meth:`move_to_wire` made of it).
+
+        Distinct from :meth:`parse_move`, which reads bots' replies: a bot may not send
+        a chance move.
+
+        :raises InvalidMoveError: if ``stored`` is not a chance move of this game.
+        """
+        raise InvalidMoveError(f"{self.mnemonic} has no chance moves")
+
+    def parse_logged(self, seat: Seat, stored: JSON) -> MoveT:
+        """Read a move of the move log, played by ``seat``: :meth:`parse_chance` for
+        :data:`CHANCE`, else :meth:`parse_move`.
+
+        :raises InvalidMoveError: if ``stored`` is not such a move.
+        """
+        return self.parse_chance(stored) if seat == CHANCE else self.parse_move(stored)
 
     def standings(self, state: StateT) -> tuple[float, ...] | None:
         """Each seat's points so far, for games that keep a score (used to rank the others

@@ -39,6 +39,7 @@ from fractions import Fraction
 
 from merknera.games.base import (
     JSON,
+    Calls,
     Game,
     IllegalMoveError,
     InvalidMoveError,
@@ -48,6 +49,7 @@ from merknera.games.base import (
     Termination,
 )
 from merknera.games.tictactoe import MARKS, Board, TicTacToe
+from merknera.games.wire import member, shorten
 
 COMPLETE = "complete"
 """Battlebot's ``reason`` when the rules ended the game."""
@@ -67,13 +69,14 @@ def _check_players(players: Sequence[str], game: str) -> tuple[str, str]:
 def _field(reply: JSON, key: str, shape: str) -> JSON:
     """``reply[key]`` of a reply object, the key matched case-insensitively.
 
-    :raises InvalidMoveError: if the reply is not an object or has no such key.
+    :raises InvalidMoveError: if the reply is not an object, has no such key, or has a key
+        twice in different cases (see :mod:`merknera.games.wire`).
     """
     if not isinstance(reply, dict):
-        raise InvalidMoveError(f"expected an object {shape}, got {_short(reply)}")
-    value = next((value for name, value in reply.items() if name.lower() == key), None)
+        raise InvalidMoveError(f"expected an object {shape}, got {shorten(reply)}")
+    value = member(reply, key)
     if value is None:
-        raise InvalidMoveError(f'the reply has no "{key}": {_short(reply)}')
+        raise InvalidMoveError(f'the reply has no "{key}": {shorten(reply)}')
     return value
 
 
@@ -124,7 +127,7 @@ class NoughtsTurn:
 
     def __post_init__(self) -> None:
         if self.mark not in MARKS:
-            raise InvalidMoveError(f'"mark" must be "X" or "O", got {_short(self.mark)}')
+            raise InvalidMoveError(f'"mark" must be "X" or "O", got {shorten(self.mark)}')
         for value in (self.row, self.col):
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 2:
                 raise InvalidMoveError(
@@ -149,7 +152,7 @@ class NoughtsAndCrosses(Game[NoughtsState, NoughtsTurn]):
 
     mnemonic = "NOUGHTSANDCROSSES"
     name = "Noughts and Crosses"
-    prefix = "NoughtsAndCrosses"
+    calls = Calls("NoughtsAndCrosses")
     max_moves = _TICTACTOE.max_moves
 
     def new(self, settings: Mapping[str, JSON], players: Sequence[str],
@@ -214,20 +217,20 @@ class NoughtsAndCrosses(Game[NoughtsState, NoughtsTurn]):
 
     def state_from_json(self, data: JSON) -> NoughtsState:
         if not isinstance(data, dict):
-            raise ValueError(f"not a noughts-and-crosses state: {_short(data)}")
+            raise ValueError(f"not a noughts-and-crosses state: {shorten(data)}")
         players, board = data.get("players"), data.get("board")
         if not isinstance(players, list) or not isinstance(board, list) or len(board) != 3:
-            raise ValueError(f"not a noughts-and-crosses state: {_short(data)}")
+            raise ValueError(f"not a noughts-and-crosses state: {shorten(data)}")
         cells: list[str] = []
         for row in board:
             if not isinstance(row, list) or len(row) != 3 or not all(
                     isinstance(cell, str) for cell in row):
-                raise ValueError(f"not a noughts-and-crosses board: {_short(board)}")
+                raise ValueError(f"not a noughts-and-crosses board: {shorten(board)}")
             cells.extend(str(cell) for cell in row)
         state = NoughtsState(_check_players([str(name) for name in players],
                                             "noughts and crosses"), Board(tuple(cells)))
         if self.view(state) != data:
-            raise ValueError(f"an inconsistent noughts-and-crosses state: {_short(data)}")
+            raise ValueError(f"an inconsistent noughts-and-crosses state: {shorten(data)}")
         return state
 
     def move_to_wire(self, move: NoughtsTurn) -> JSON:
@@ -238,10 +241,10 @@ class NoughtsAndCrosses(Game[NoughtsState, NoughtsTurn]):
         mark = _field(reply, "mark", shape)
         space = _field(reply, "space", shape)
         if not isinstance(mark, str):
-            raise InvalidMoveError(f'"mark" must be "X" or "O", got {_short(mark)}')
+            raise InvalidMoveError(f'"mark" must be "X" or "O", got {shorten(mark)}')
         if not isinstance(space, list) or len(space) != 2:
             raise InvalidMoveError(
-                f'"space" must be [row, col] of integers 0-2, got {_short(space)}')
+                f'"space" must be [row, col] of integers 0-2, got {shorten(space)}')
         row, col = (_integer(value, space) for value in space)
         return NoughtsTurn(mark, row, col)
 
@@ -262,7 +265,7 @@ def _integer(value: JSON, space: JSON) -> int:
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 2:
         raise InvalidMoveError(
-            f'"space" must be [row, col] of integers 0-2, got {_short(space)}')
+            f'"space" must be [row, col] of integers 0-2, got {shorten(space)}')
     return value
 
 
@@ -309,11 +312,11 @@ class NumberwangTurn:
     def __post_init__(self) -> None:
         n = self.n
         if isinstance(n, bool) or not isinstance(n, int | float):
-            raise InvalidMoveError(f'"n" must be a number, got {_short(n)}')
+            raise InvalidMoveError(f'"n" must be a number, got {shorten(n)}')
         if isinstance(n, float) and not math.isfinite(n):
             raise InvalidMoveError(f'"n" must be a finite number, got {n}')
         if isinstance(n, int) and abs(n) > sys.float_info.max:
-            raise InvalidMoveError(f'"n" is beyond the range of a double: {_short(n)}')
+            raise InvalidMoveError(f'"n" is beyond the range of a double: {shorten(n)}')
 
     @property
     def value(self) -> Fraction:
@@ -337,7 +340,7 @@ class Numberwang(Game[NumberwangState, NumberwangTurn]):
 
     mnemonic = "NUMBERWANG"
     name = "Numberwang"
-    prefix = "Numberwang"
+    calls = Calls("Numberwang")
     max_moves = MAX_TURNS
     default_settings: Mapping[str, JSON] = {"maxTurns": MAX_TURNS}
 
@@ -347,7 +350,7 @@ class Numberwang(Game[NumberwangState, NumberwangTurn]):
         limit = settings.get("maxTurns", MAX_TURNS)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_TURNS:
             raise ValueError(f"maxTurns must be an integer from 1 to {MAX_TURNS}, "
-                             f"not {_short(limit)}")
+                             f"not {shorten(limit)}")
         return NumberwangState(_check_players(players, "Numberwang"), max_turns=limit)
 
     def to_move(self, state: NumberwangState) -> Seat | None:
@@ -367,7 +370,7 @@ class Numberwang(Game[NumberwangState, NumberwangTurn]):
               move: NumberwangTurn) -> NumberwangState:
         to_move = self.to_move(state)
         if to_move is None:
-            raise IllegalMoveError(f"the game is over; {_short(move.n)} cannot be added")
+            raise IllegalMoveError(f"the game is over; {shorten(move.n)} cannot be added")
         if seat != to_move:
             raise IllegalMoveError(f"it is {state.players[to_move]}'s turn, "
                                    f"not {state.players[seat]}'s")
@@ -408,19 +411,19 @@ class Numberwang(Game[NumberwangState, NumberwangTurn]):
 
     def state_from_json(self, data: JSON) -> NumberwangState:
         if not isinstance(data, dict):
-            raise ValueError(f"not a Numberwang state: {_short(data)}")
+            raise ValueError(f"not a Numberwang state: {shorten(data)}")
         players, board = data.get("players"), data.get("board")
         turns, limit = data.get("turns"), data.get("maxTurns")
         n = board.get("n") if isinstance(board, dict) else None
         if (not isinstance(players, list) or not isinstance(turns, int)
                 or not isinstance(limit, int) or isinstance(n, bool)
                 or not isinstance(n, int | float) or not 0 <= turns <= limit):
-            raise ValueError(f"not a Numberwang state: {_short(data)}")
+            raise ValueError(f"not a Numberwang state: {shorten(data)}")
         start = self.new({"maxTurns": limit}, [str(name) for name in players],
                          random.Random(0))
         state = replace(start, n=_canonical(number_value(n)), turns=turns)
         if self.state_to_json(state) != data:
-            raise ValueError(f"an inconsistent Numberwang state: {_short(data)}")
+            raise ValueError(f"an inconsistent Numberwang state: {shorten(data)}")
         return state
 
     def move_to_wire(self, move: NumberwangTurn) -> JSON:
@@ -429,7 +432,7 @@ class Numberwang(Game[NumberwangState, NumberwangTurn]):
     def parse_move(self, reply: JSON) -> NumberwangTurn:
         n = _field(reply, "n", '{"n": <number>}')
         if isinstance(n, bool) or not isinstance(n, int | float):
-            raise InvalidMoveError(f'"n" must be a number, got {_short(n)}')
+            raise InvalidMoveError(f'"n" must be a number, got {shorten(n)}')
         return NumberwangTurn(n)
 
     def next_move_params(self, state: NumberwangState, seat: Seat) -> JSONObject:
@@ -443,8 +446,3 @@ class Numberwang(Game[NumberwangState, NumberwangTurn]):
         after = _canonical(state.n + move.value)
         return (f"{state.players[seat]} adds {move.n!r}: "
                 f"n goes from {_text(state.n)} to {_text(after)}")
-
-
-def _short(value: object, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -44,6 +44,7 @@ from typing import NamedTuple
 
 from merknera.games.base import (
     JSON,
+    Calls,
     Game,
     IllegalMoveError,
     InvalidMoveError,
@@ -51,6 +52,7 @@ from merknera.games.base import (
     Outcome,
     Seat,
 )
+from merknera.games.wire import member, shorten
 
 MIN_SIZE = 3
 MAX_SIZE = 25
@@ -151,7 +153,7 @@ def board_size(settings: Mapping[str, JSON]) -> tuple[int, int]:
 
 def _size(name: str, value: JSON) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an integer, got {_short(value)}")
+        raise ValueError(f"{name} must be an integer, got {shorten(value)}")
     if not MIN_SIZE <= value <= MAX_SIZE:
         raise ValueError(f"{name} must be from {MIN_SIZE} to {MAX_SIZE}, got {value}")
     return value
@@ -243,35 +245,36 @@ class HexagonsState:
 def parse_line(reply: JSON) -> Line:
     """Read ``{"line": [{"row", "col"}, {"row", "col"}]}`` (endpoints in either order).
 
-    Keys match case-insensitively; other keys are ignored.
+    Keys match case-insensitively (one given twice in different cases is invalid, see
+    :mod:`merknera.games.wire`); other keys are ignored.
 
     :raises InvalidMoveError: for anything else, with what was wrong.
     """
     if not isinstance(reply, dict):
         raise InvalidMoveError(
             f'invalid line data: expected {{"line": [{{"row", "col"}}, {{"row", "col"}}]}}, '
-            f"got {_short(reply)}")
-    value = _get(reply, "line")
+            f"got {shorten(reply)}")
+    value = member(reply, "line", "invalid line data: the reply")
     if value is None:
-        raise InvalidMoveError(f'invalid line data: the reply has no "line": {_short(reply)}')
+        raise InvalidMoveError(f'invalid line data: the reply has no "line": {shorten(reply)}')
     if not isinstance(value, list) or len(value) != 2:
         raise InvalidMoveError(
-            f'invalid line data: "line" must be a list of two coordinates, got {_short(value)}')
+            f'invalid line data: "line" must be a list of two coordinates, got {shorten(value)}')
     ends: list[Point] = []
     for index, end in enumerate(value, 1):
         if not isinstance(end, dict):
             raise InvalidMoveError(f'invalid line data: endpoint {index} must be an object '
-                                   f'{{"row", "col"}}, got {_short(end)}')
+                                   f'{{"row", "col"}}, got {shorten(end)}')
         numbers = []
         for key in ("row", "col"):
-            number = _get(end, key)
+            number = member(end, key, f"invalid line data: endpoint {index}")
             if number is None:
                 raise InvalidMoveError(
-                    f'invalid line data: endpoint {index} has no "{key}": {_short(end)}')
+                    f'invalid line data: endpoint {index} has no "{key}": {shorten(end)}')
             # bool is an int in Python; true is not a row.
             if isinstance(number, bool) or not isinstance(number, int):
                 raise InvalidMoveError(f'invalid line data: "{key}" of endpoint {index} '
-                                       f"must be an integer, got {_short(number)}")
+                                       f"must be an integer, got {shorten(number)}")
             numbers.append(number)
         ends.append(Point(*numbers))
     return line_between(ends[0], ends[1])
@@ -282,7 +285,7 @@ class Hexagons(Game[HexagonsState, Line]):
 
     mnemonic = "HEXAGONS"
     name = "Hexagons"
-    prefix = "Hexagons"
+    calls = Calls("Hexagons")
     max_moves = line_count(MAX_SIZE, MAX_SIZE)
     """Every move draws a line, so the largest board bounds every game (1739 moves)."""
     default_settings: Mapping[str, JSON] = {"rows": 9, "cols": 9}
@@ -363,19 +366,19 @@ class Hexagons(Game[HexagonsState, Line]):
         """
         if not isinstance(data, dict) or set(data) != {
                 "rows", "cols", "players", "lines", "hexagons", "scores", "turn"}:
-            raise ValueError(f"not a Hexagons state: {_short(data)}")
+            raise ValueError(f"not a Hexagons state: {shorten(data)}")
         players = data["players"]
         if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
-            raise ValueError(f"Hexagons players must be a list of names, got {_short(players)}")
+            raise ValueError(f"Hexagons players must be a list of names, got {shorten(players)}")
         state = HexagonsState(*board_size({"rows": data["rows"], "cols": data["cols"]}),
                               _distinct([str(p) for p in players], exact=True))
         lines = data["lines"]
         if not isinstance(lines, list):
-            raise ValueError(f"Hexagons lines must be a list, got {_short(lines)}")
+            raise ValueError(f"Hexagons lines must be a list, got {shorten(lines)}")
         for item in lines:
             numbers = [n for n in item if type(n) is int] if isinstance(item, list) else []
             if not isinstance(item, list) or len(numbers) != len(item) or len(item) != 5:
-                raise ValueError(f"not a Hexagons line [r1, c1, r2, c2, seat]: {_short(item)}")
+                raise ValueError(f"not a Hexagons line [r1, c1, r2, c2, seat]: {shorten(item)}")
             r1, c1, r2, c2, seat = numbers
             if seat not in (0, 1):
                 raise ValueError(f"no seat {seat} in line {item}")
@@ -387,8 +390,8 @@ class Hexagons(Game[HexagonsState, Line]):
         assert isinstance(derived, dict)
         for key in ("lines", "hexagons", "scores", "turn"):
             if data[key] != derived[key]:
-                raise ValueError(f"Hexagons {key} {_short(data[key])} do not follow from "
-                                 f"the lines drawn: expected {_short(derived[key])}")
+                raise ValueError(f"Hexagons {key} {shorten(data[key])} do not follow from "
+                                 f"the lines drawn: expected {shorten(derived[key])}")
         return state
 
     def move_to_wire(self, move: Line) -> JSON:
@@ -456,11 +459,6 @@ def _point_text(point: Point) -> str:
     return f"({point.row},{point.col})"
 
 
-def _get(obj: dict[str, JSON], key: str) -> JSON:
-    """``obj[key]``, with the key matched case-insensitively (``None`` if absent)."""
-    return next((value for name, value in obj.items() if name.lower() == key), None)
-
-
 def _distinct(players: Sequence[str], *, exact: bool = False) -> tuple[str, ...]:
     """Two player names that tell the seats apart: a repeated name gets ``#2``.
 
@@ -474,8 +472,3 @@ def _distinct(players: Sequence[str], *, exact: bool = False) -> tuple[str, ...]
             raise ValueError(f"both Hexagons players are called {first!r}")
         second = f"{second}#2"
     return (first, second)
-
-
-def _short(value: object, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 from merknera.games.base import (
     JSON,
+    Calls,
     Game,
     IllegalMoveError,
     InvalidMoveError,
@@ -54,6 +55,7 @@ from merknera.games.base import (
     Outcome,
     Seat,
 )
+from merknera.games.wire import lowered, shorten
 
 PLAYERS = ("ONE", "TWO")
 """The seed's player names, by seat."""
@@ -157,7 +159,8 @@ class Sow:
 def parse_sow(reply: JSON) -> Sow:
     """Read ``{"pitIndex": 0-5}`` (optionally with ``"player": "ONE" | "TWO"``) as a move.
 
-    Keys are matched case-insensitively, as every param of this protocol.  ``pitIndex`` must
+    Keys are matched case-insensitively, as every param of this protocol (one given twice in
+    different cases is invalid, see :mod:`merknera.games.wire`).  ``pitIndex`` must
     be a JSON integer: the seed's Jackson also took the string ``"0"``, but a string (or a
     boolean, or 2.0) is refused here, as tic-tac-toe refuses them.  ``"player": null`` counts
     as no player; other keys are ignored.
@@ -165,20 +168,20 @@ def parse_sow(reply: JSON) -> Sow:
     :raises InvalidMoveError: for anything else, with what was wrong.
     """
     if not isinstance(reply, dict):
-        raise InvalidMoveError(f'expected an object {{"pitIndex": 0-5}}, got {_short(reply)}')
-    keys = {key.lower(): value for key, value in reply.items()}
+        raise InvalidMoveError(f'expected an object {{"pitIndex": 0-5}}, got {shorten(reply)}')
+    keys = lowered(reply)
     if "pitindex" not in keys:
-        raise InvalidMoveError(f'the reply has no "pitIndex": {_short(reply)}')
+        raise InvalidMoveError(f'the reply has no "pitIndex": {shorten(reply)}')
     pit = keys["pitindex"]
     if isinstance(pit, bool) or not isinstance(pit, int):
-        raise InvalidMoveError(f'"pitIndex" must be an integer 0-5, got {_short(pit)}')
+        raise InvalidMoveError(f'"pitIndex" must be an integer 0-5, got {shorten(pit)}')
     if not 0 <= pit < PITS:
         raise InvalidMoveError(f'"pitIndex" must be between 0 and 5, got {pit}')
     player = keys.get("player")
     if player is None:
         return Sow(pit)
     if player not in PLAYERS:
-        raise InvalidMoveError(f'"player" must be "ONE" or "TWO", got {_short(player)}')
+        raise InvalidMoveError(f'"player" must be "ONE" or "TWO", got {shorten(player)}')
     return Sow(pit, PLAYERS.index(str(player)))
 
 
@@ -187,7 +190,7 @@ class Kalaha(Game[Board, Sow]):
 
     mnemonic = "KALAHA"
     name = "Kalaha"
-    prefix = "Kalaha"
+    calls = Calls("Kalaha")
     max_moves = MAX_MOVES
 
     def new(self, settings: Mapping[str, JSON], players: Sequence[str],
@@ -246,7 +249,7 @@ class Kalaha(Game[Board, Sow]):
     def state_from_json(self, data: JSON) -> Board:
         if (not isinstance(data, dict) or set(data) != {"nextPlayer", "rowOne", "rowTwo"}
                 or data["nextPlayer"] not in PLAYERS):
-            raise ValueError(f"not a Kalaha state: {_short(data)}")
+            raise ValueError(f"not a Kalaha state: {shorten(data)}")
         rows: list[Row] = []
         stores: list[int] = []
         for key in ("rowOne", "rowTwo"):
@@ -255,7 +258,7 @@ class Kalaha(Game[Board, Sow]):
                     or not isinstance(row["pits"], list)
                     or not isinstance(row["kalahaStones"], int)
                     or not all(isinstance(n, int) for n in row["pits"])):
-                raise ValueError(f"not a Kalaha row: {_short(row)}")
+                raise ValueError(f"not a Kalaha row: {shorten(row)}")
             rows.append(tuple(n for n in row["pits"] if isinstance(n, int)))
             stores.append(row["kalahaStones"])
         return Board((rows[0], rows[1]), (stores[0], stores[1]),
@@ -309,11 +312,6 @@ class Kalaha(Game[Board, Sow]):
 
 def _row_details(pits: Row, store: int) -> JSONObject:
     return {"pits": [{"stones": n} for n in pits], "kalahaStones": store}
-
-
-def _short(value: object, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # -- the move bound ------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from merknera.games.base import (
     JSON,
+    Calls,
     Game,
     IllegalMoveError,
     InvalidMoveError,
@@ -26,6 +27,7 @@ from merknera.games.base import (
     Outcome,
     Seat,
 )
+from merknera.games.wire import member, shorten
 
 MARKS = ("X", "O")
 EMPTY = ""
@@ -99,18 +101,19 @@ class Board:
 
 
 def parse_position(reply: JSON) -> int:
-    """Read ``{"position": n}`` as a cell index 0-8.
+    """Read ``{"position": n}`` as a cell index 0-8 (keys in any case, see
+    :mod:`merknera.games.wire`).
 
     :raises InvalidMoveError: for anything else, with what was wrong.
     """
     if not isinstance(reply, dict):
-        raise InvalidMoveError(f'expected an object {{"position": 0-8}}, got {_short(reply)}')
-    position = next((value for key, value in reply.items() if key.lower() == "position"), None)
+        raise InvalidMoveError(f'expected an object {{"position": 0-8}}, got {shorten(reply)}')
+    position = member(reply, "position")
     if position is None:
-        raise InvalidMoveError(f'the reply has no "position": {_short(reply)}')
+        raise InvalidMoveError(f'the reply has no "position": {shorten(reply)}')
     # bool is an int in Python; true is not a cell.  Merknera truncated 4.5 to 4; we refuse.
     if isinstance(position, bool) or not isinstance(position, int):
-        raise InvalidMoveError(f'"position" must be an integer 0-8, got {_short(position)}')
+        raise InvalidMoveError(f'"position" must be an integer 0-8, got {shorten(position)}')
     if not 0 <= position <= 8:
         raise InvalidMoveError(f'"position" must be between 0 and 8, got {position}')
     return position
@@ -121,7 +124,7 @@ class TicTacToe(Game[Board, int]):
 
     mnemonic = "TICTACTOE"
     name = "Tic-Tac-Toe"
-    prefix = "TicTacToe"
+    calls = Calls("TicTacToe")
     max_moves = 9
 
     def new(self, settings: Mapping[str, JSON], players: Sequence[str],
@@ -187,8 +190,3 @@ class TicTacToe(Game[Board, int]):
 
     def describe_move(self, state: Board, seat: Seat, move: int) -> str:
         return f"{MARKS[seat]} at {move}"
-
-
-def _short(value: object, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,5 +1,5 @@
-"""What every game runner shares: the config, the store, the bot client, the presence, the
-event bus, the concurrency slots, and the notifier for calls whose replies are ignored."""
+"""What every game runner shares: the config, the store, the seat transports, the presence,
+the event bus, the concurrency slots, and the notifier for calls whose replies are ignored."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from merknera.assets import AssetStore
-from merknera.botclient import BotClient
 from merknera.config import Config
 from merknera.events import EventBus, GameFinished
-from merknera.games import JSON, AnyGame, JSONObject
+from merknera.games import JSON, AnyGame
 from merknera.scheduler.presence import Presence
 from merknera.scheduler.readiness import Readiness
 from merknera.scheduler.slots import Slots
+from merknera.seats import SeatCall, Seats
 from merknera.store import Database
 from merknera.store.bots import Bot
 
@@ -29,15 +29,16 @@ class Notifier:
     Error before the game's Complete).
     """
 
-    def __init__(self, client: BotClient, drain_time: float) -> None:
-        self._client = client
+    def __init__(self, seats: Seats, time_limit: float, drain_time: float) -> None:
+        self._seats = seats
+        self._time_limit = time_limit
         self._drain_time = drain_time
         self._tasks: set[asyncio.Task[None]] = set()
         self._last: dict[int, asyncio.Task[None]] = {}
 
-    def send(self, bot: Bot, calls: Sequence[tuple[str, JSONObject]]) -> None:
-        """Deliver ``(method, params)`` calls to a bot after those sent to it before."""
-        task = asyncio.create_task(self._deliver(bot, calls, self._last.get(bot.id)))
+    def send(self, bot: Bot, game: AnyGame, calls: Sequence[SeatCall]) -> None:
+        """Deliver calls of ``game`` to a bot after those sent to it before."""
+        task = asyncio.create_task(self._deliver(bot, game, calls, self._last.get(bot.id)))
         self._last[bot.id] = task
         self._tasks.add(task)
         task.add_done_callback(functools.partial(self._done, bot.id))
@@ -47,12 +48,12 @@ class Notifier:
         if self._last.get(bot_id) is task:
             del self._last[bot_id]
 
-    async def _deliver(self, bot: Bot, calls: Sequence[tuple[str, JSONObject]],
+    async def _deliver(self, bot: Bot, game: AnyGame, calls: Sequence[SeatCall],
                        after: asyncio.Task[None] | None) -> None:
         if after is not None:
             await asyncio.gather(after, return_exceptions=True)
-        for method, params in calls:
-            await self._client.notify(bot.endpoint, bot.secret, method, params)
+        for call in calls:
+            await self._seats.tell(bot, game, call, self._time_limit)
 
     async def drain(self) -> None:
         """Wait for every call under way to be delivered or to fail."""
@@ -75,7 +76,8 @@ class Arena:
 
     config: Config
     db: Database
-    client: BotClient
+    seats: Seats
+    """How to reach each bot, by the protocol it speaks."""
     presence: Presence
     events: EventBus
     notifier: Notifier

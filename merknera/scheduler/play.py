@@ -1,5 +1,6 @@
-"""A game in play as the runner holds it, rebuilt from the store; and the ends the runner
-decides (forfeits and games that could not begin)."""
+"""A game in play as the runner holds it, rebuilt from the store; the one rule for what a
+reply or a fault does to it (:meth:`Play.advance`, for live play and replay alike); and the
+ends the runner decides (forfeits and games that could not begin)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,17 @@ import random
 from dataclasses import dataclass, field
 
 from merknera.config import GameRules
-from merknera.games import CHANCE, AnyGame, Outcome, Seat, Termination
+from merknera.games import (
+    CHANCE,
+    JSON,
+    AnyGame,
+    IllegalMoveError,
+    InvalidMoveError,
+    Outcome,
+    Seat,
+    Step,
+    Termination,
+)
 from merknera.protocol.faults import FaultKind
 from merknera.store.bots import Bot
 from merknera.store.games import GameRecord
@@ -25,9 +36,45 @@ FORFEIT_FAULTS: dict[FaultKind, Termination] = {
 """Faults that forfeit the game at once."""
 
 
-
 class ReplayError(RuntimeError):
     """A stored move log that does not replay under the current rules."""
+
+
+@dataclass(frozen=True)
+class Played:
+    """A move that applies: the move and the step it makes."""
+
+    move: object
+    step: Step[object]
+
+
+@dataclass(frozen=True)
+class Faulted:
+    """A call that did not give a move the rules accept, and why."""
+
+    kind: FaultKind
+    message: str
+
+
+Verdict = Played | Faulted
+"""What one call (or one stored row of the move log) is to the game."""
+
+
+@dataclass(frozen=True)
+class Consequence:
+    """What a fault cost its seat."""
+
+    strike: int | None
+    """The seat's strikes after this one; None for a fault that forfeits at once."""
+    allowed: int
+    forfeits: bool
+
+    def describe(self) -> str:
+        """For the bot's Error: ``"strike 1 of 3: you will be asked again"``."""
+        if self.strike is None:
+            return "you forfeit the game"
+        then = "you forfeit the game" if self.forfeits else "you will be asked again"
+        return f"strike {self.strike} of {self.allowed}: {then}"
 
 
 @dataclass
@@ -42,6 +89,9 @@ class Play:
     seq: int = 0
     strikes: list[int] = field(default_factory=list)
     moved: set[Seat] = field(default_factory=set)
+    """Seats asked for a move at least once (their bots need no ping before the next)."""
+    not_ready: list[Seat] = field(default_factory=list)
+    """Seats that did not become ready in time (they forfeit together)."""
     forfeit: Outcome | None = None
     bots: list[Bot] = field(default_factory=list)
     """The seated bots as stored when the runner started (the presence has fresher data)."""
@@ -55,10 +105,58 @@ class Play:
     def bot_id(self, seat: Seat) -> int:
         return self.record.seats[seat].bot_id
 
+    # -- the move state machine: live play and replay both go through these ----------------
+
+    def judge(self, seat: Seat, result: JSON) -> Verdict:
+        """A bot's reply read by the game (InvalidMoveError) and played by its rules
+        (IllegalMoveError); the state does not change until :meth:`advance`."""
+        try:
+            move = self.game.parse_move(result)
+        except InvalidMoveError as exc:
+            return Faulted(FaultKind.INVALID_MOVE, str(exc))
+        try:
+            return Played(move, self.game.step(self.state, seat, move))
+        except IllegalMoveError as exc:
+            return Faulted(FaultKind.ILLEGAL_MOVE, str(exc))
+
+    def advance(self, seat: Seat, verdict: Verdict) -> Consequence | None:
+        """What one call does to the game: a move is played; a fault strikes the seat or
+        forfeits the game for it (PROTOCOL.md section 3).  Returns a fault's cost.
+
+        This is the one rule: the runner calls it for each call it makes, and
+        :func:`replay` for each row of a stored move log.
+        """
+        if isinstance(verdict, Played):
+            self.state = verdict.step.state
+            if seat != CHANCE:
+                self.moved.add(seat)
+            return None
+        kind, message = verdict.kind, verdict.message
+        self.moved.add(seat)
+        if kind is FaultKind.NOT_READY:
+            # Every seat that was not ready forfeits together (the game never began).
+            if seat not in self.not_ready:
+                self.not_ready.append(seat)
+            self.forfeit = absent_outcome(self, self.not_ready, Termination.NOT_READY, message)
+            return Consequence(None, self.rules.max_strikes, True)
+        name = self.bots[seat].name
+        if kind in FORFEIT_FAULTS:
+            self.forfeit = forfeit(self, seat, FORFEIT_FAULTS[kind], f"{name}: {message}")
+            return Consequence(None, self.rules.max_strikes, True)
+        if kind not in STRIKE_FAULTS:
+            raise ValueError(f"no rule for the fault {kind}")
+        self.strikes[seat] += 1
+        used, allowed = self.strikes[seat], self.rules.max_strikes
+        if used >= allowed:
+            self.forfeit = forfeit(
+                self, seat, Termination.STRIKES,
+                f"{name} made {allowed} faulty replies; the last: {message}")
+        return Consequence(used, allowed, used >= allowed)
 
 
 def replay(record: GameRecord, game: AnyGame, rules: GameRules, seated: list[Bot]) -> Play:
-    """Rebuild a game from its seed and its move log (faults count as strikes again).
+    """Rebuild a game from its seed and its move log, each row through
+    :meth:`Play.advance` as when it was played.
 
     :raises ReplayError: if a chance move was not what the seed draws.
     :raises MoveError: (or ValueError) if a stored move no longer applies.
@@ -70,34 +168,19 @@ def replay(record: GameRecord, game: AnyGame, rules: GameRules, seated: list[Bot
                 bots=seated)
     for stored in record.moves:
         play.seq = stored.seq
+        verdict: Verdict
         if stored.fault is not None:
-            kind = FaultKind(stored.fault)
-            if kind in FORFEIT_FAULTS:
-                play.forfeit = forfeit(play, stored.seat, FORFEIT_FAULTS[kind],
-                                       stored.fault_detail or kind.value)
-            elif kind in STRIKE_FAULTS:
-                play.strikes[stored.seat] += 1
-                if play.strikes[stored.seat] >= rules.max_strikes:
-                    play.forfeit = strikes_outcome(play, stored.seat)
-            continue
-        move = game.parse_move(stored.move)
-        if stored.seat == CHANCE:
-            drawn = game.sample_chance(play.state, rng)
-            if drawn != move:
-                raise ReplayError(f"chance move {stored.seq} was {stored.move!r}, "
-                                  f"but the seed draws {game.move_to_wire(drawn)!r}")
+            verdict = Faulted(stored.fault, stored.fault_detail or stored.fault.value)
         else:
-            play.moved.add(stored.seat)
-        play.state = game.apply(play.state, stored.seat, move)
+            move = game.parse_logged(stored.seat, stored.move)
+            if stored.seat == CHANCE:
+                drawn = game.sample_chance(play.state, rng)
+                if drawn != move:
+                    raise ReplayError(f"chance move {stored.seq} was {stored.move!r}, but "
+                                      f"the seed draws {game.move_to_wire(drawn)!r}")
+            verdict = Played(move, Step(game.apply(play.state, stored.seat, move)))
+        play.advance(stored.seat, verdict)
     return play
-
-
-def strikes_outcome(play: Play, seat: Seat, last: str = "") -> Outcome:
-    """The offender's forfeit after its last allowed faulty reply."""
-    name = play.bots[seat].name
-    why = f"; the last: {last}" if last else ""
-    return forfeit(play, seat, Termination.STRIKES,
-                   f"{name} made {play.rules.max_strikes} faulty replies{why}")
 
 
 def forfeit(play: Play, seat: Seat, termination: Termination, detail: str) -> Outcome:

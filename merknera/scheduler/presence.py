@@ -9,15 +9,20 @@ moment it answers (or its owner registers it again).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
+from typing import Any
 
-from merknera.botclient import BotClient, PlatformResourceError
+from merknera.botclient import PlatformResourceError
 from merknera.config import Config
 from merknera.events import BotStatusChanged, EventBus
+from merknera.protocol.bot_protocols import BotProtocol
+from merknera.seats import Seats
 from merknera.store import Database, bots, logs
-from merknera.store.bots import Bot
+from merknera.store.bots import Bot, BotStatus
 
 log = logging.getLogger(__name__)
 
@@ -42,11 +47,11 @@ class _Liveness:
 class Presence:
     """Liveness of every current bot, and their latest registration data."""
 
-    def __init__(self, config: Config, db: Database, client: BotClient,
+    def __init__(self, config: Config, db: Database, seats: Seats,
                  events: EventBus) -> None:
         self._config = config
         self._db = db
-        self._client = client
+        self._seats = seats
         self._events = events
         self._bots: dict[int, _Liveness] = {}
         self._pinging: dict[int, asyncio.Task[bool]] = {}
@@ -96,6 +101,9 @@ class Presence:
         entry.bot = bot
         entry.recorded_online = True
         self._heard(entry)
+        if bot.protocol is not BotProtocol.JSONRPC:
+            # Such a bot names itself in its ping (Squelch's GET /bot/info): asked at once.
+            self._start_ping(bot.id)
 
     def retired(self, bot_ids: list[int]) -> None:
         """These bots were superseded or disabled: forget them."""
@@ -182,7 +190,7 @@ class Presence:
         pinged = entry.bot
         async with self._ping_slots:
             try:
-                reply = await self._client.ping(pinged.endpoint, pinged.secret)
+                reply = await self._seats.ping(pinged)
             except PlatformResourceError as exc:
                 # Says nothing about the bot: it keeps its state and is pinged again soon.
                 log.warning("could not ping bot %d: %s", bot_id, exc)
@@ -196,8 +204,12 @@ class Presence:
             return entry.online.is_set()
         if reply.fault is None:
             self._heard(entry, why="it answered a ping")
+            if isinstance(reply.result, str) and reply.result != pinged.self_name:
+                entry.bot = dataclasses.replace(pinged, self_name=reply.result)
+                self._background(bots.set_self_name(self._db, pinged.id, reply.result))
             return True
-        self._unheard(entry, f"Status.Ping failed: {reply.fault.message}")
+        self._unheard(entry, f"{self._seats.of(pinged).ping_name} failed: "
+                             f"{reply.fault.message}")
         return False
 
     def _heard(self, entry: _Liveness, why: str = "") -> None:
@@ -220,7 +232,12 @@ class Presence:
     def _record(self, entry: _Liveness, *, online: bool, why: str) -> None:
         """Store a change of status (in the background: callers are on a game's path)."""
         entry.recorded_online = online
-        task = asyncio.create_task(self._write_status(entry.bot, online=online, why=why))
+        self._background(self._write_status(entry.bot, online=online, why=why))
+
+    def _background(self, write: Coroutine[Any, Any, None]) -> None:
+        """Run a store write in the background (callers are on a game's path); stop()
+        waits for it."""
+        task = asyncio.create_task(write)
         self._writes.add(task)
         task.add_done_callback(self._writes.discard)
 
@@ -230,7 +247,8 @@ class Presence:
             await logs.write(self._db, bot.id,
                              f"{bot.name} (version: {bot.version}) is {state}: {why}")
             log.info("bot %s (%s) is %s: %s", bot.name, bot.version, state, why)
-            self._events.publish(BotStatusChanged(bot.id, bot.name, state.upper()))
+            self._events.publish(BotStatusChanged(
+                bot.id, bot.name, BotStatus.ONLINE if online else BotStatus.OFFLINE))
 
     async def _loop(self) -> None:
         tick = min(1.0, self._config.offline_retry_min)

@@ -29,6 +29,7 @@ from merknera.guard import AuthThrottle, Caller, RateLimitedError
 from merknera.guard.throttle import Buckets
 from merknera.names import BotName, NameRefusedError, check_bot_name, check_text
 from merknera.protocol import jsonrpc
+from merknera.protocol.bot_protocols import BotProtocol
 from merknera.protocol.signing import new_secret
 from merknera.scheduler.core import Scheduler
 from merknera.scheduler.roundrobin import registration_groups
@@ -52,6 +53,7 @@ _FIELDS: tuple[tuple[str, bool, int], ...] = (
     ("programminglanguage", False, 100),
     ("website", False, 500),
     ("description", False, 2000),
+    ("protocol", False, 50),
 )
 
 
@@ -76,6 +78,8 @@ class RegistrationRequest:
     programminglanguage: str = ""
     website: str = ""
     description: str = ""
+    protocol: BotProtocol = BotProtocol.JSONRPC
+    """How the platform is to call the bot (``rpcendpoint`` is a base URL for REST)."""
 
     @classmethod
     def from_params(cls, params: JSONObject) -> RegistrationRequest:
@@ -106,7 +110,15 @@ class RegistrationRequest:
                 raise RegistrationError(jsonrpc.INVALID_PARAMS,
                                         f'The param "{name}" contains control characters')
             values[name] = value
-        return cls(**values)
+        protocol = values.pop("protocol") or BotProtocol.JSONRPC.value
+        try:
+            spoken = BotProtocol(protocol.lower())
+        except ValueError:
+            known = ", ".join(f'"{p.value}"' for p in BotProtocol)
+            raise RegistrationError(
+                jsonrpc.INVALID_PARAMS,
+                f'The param "protocol" must be one of {known}, not {protocol[:50]!r}') from None
+        return cls(**values, protocol=spoken)
 
 
 @dataclass(frozen=True)
@@ -144,6 +156,12 @@ class Registrar:
         except UnknownGameError:
             raise RegistrationError(jsonrpc.UNKNOWN_GAME,
                                     f'Game "{request.game}" is not known') from None
+        if not request.protocol.carries(game.mnemonic):
+            carried = ", ".join(sorted(request.protocol.games or ()))
+            raise RegistrationError(
+                jsonrpc.INVALID_PARAMS,
+                f'A bot of protocol "{request.protocol.value}" can play only {carried}, '
+                f"not {game.mnemonic}")
         # The token is checked before the endpoint, so that a stranger learns nothing about
         # the networks this platform calls; the transaction checks it again.
         user = await self._auth.verify(caller.client, request.token,
@@ -200,7 +218,7 @@ def _register(conn: sqlite3.Connection, request: RegistrationRequest, game: AnyG
         raise _suspended(user)
     name, version = request.botname, request.botversion
     meta = BotMetadata(request.rpcendpoint, request.programminglanguage, request.website,
-                       request.description)
+                       request.description, request.protocol)
     existing = bots.by_name(conn, name)
     if existing and existing[0].user_id != user.id:
         raise RegistrationError(

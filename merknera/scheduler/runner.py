@@ -25,8 +25,6 @@ from merknera.games import (
     CHANCE,
     JSON,
     Announcement,
-    IllegalMoveError,
-    InvalidMoveError,
     JSONObject,
     MoveError,
     Outcome,
@@ -39,14 +37,15 @@ from merknera.games import (
 from merknera.protocol.faults import FaultKind
 from merknera.scheduler.arena import Arena
 from merknera.scheduler.play import (
-    FORFEIT_FAULTS,
+    Faulted,
     Play,
+    Played,
     ReplayError,
+    Verdict,
     absent_outcome,
-    forfeit,
     replay,
-    strikes_outcome,
 )
+from merknera.seats import SeatCall
 from merknera.store import bots, games, logs
 from merknera.store.bots import Bot, BotStatus
 from merknera.store.games import GameStatus
@@ -244,10 +243,9 @@ class GameRunner:
             for note in mine:
                 # Short: the game waits for these, and a bot slow to take them must not
                 # hold it up for long (the replies are ignored anyway).
-                await arena.client.notify(bot.endpoint, bot.secret,
-                                          f"{game.prefix}.{note.method}",
-                                          {game.id_param: self._game_id, **note.params},
-                                          arena.config.announce_timeout)
+                await arena.seats.tell(bot, game, SeatCall(self._game_id, note.call,
+                                                           note.params),
+                                       arena.config.announce_timeout)
 
         await asyncio.gather(*(deliver(seat, mine) for seat, mine in by_seat.items()))
 
@@ -262,24 +260,25 @@ class GameRunner:
                 if not arena.readiness.is_ready(self._game_id, seat)]
         if not late:
             return True
-        why = (f"did not answer {play.game.prefix}.{play.game.new_game_method} with READY nor "
-               f"call {play.game.prefix}.Ready within {arena.config.ready_timeout:g} s")
+        game, calls = play.game, play.game.calls
         for seat in late:
-            await self._fault(play, seat, None, FaultKind.NOT_READY, f"it {why}")
-        play.forfeit = absent_outcome(play, late, Termination.NOT_READY, why)
+            wire = arena.seats.of(self._bot(play, seat))
+            why = (f"did not answer {wire.describe(game, calls.open)} with READY nor call "
+                   f"{wire.describe(game, calls.ready)} within {arena.config.ready_timeout:g} s")
+            await self._settle(play, seat, None, Faulted(FaultKind.NOT_READY, why))
         return False
 
     async def _new_game(self, play: Play, seat: Seat) -> _Answer:
         """``<G>.NewGame`` to one seat, with the game's asset descriptors."""
         arena, game = self._arena, play.game
         bot = self._bot(play, seat)
-        params: JSONObject = {game.id_param: self._game_id, "players": play.seats}
+        params: JSONObject = {"players": play.seats}
         if game.assets:
             params.update(arena.assets.descriptors(game.mnemonic, arena.config.base_url))
         params.update(game.new_game_params(play.state, seat))
-        reply = await self._asking(lambda: arena.client.call(
-            bot.endpoint, bot.secret, f"{game.prefix}.{game.new_game_method}", params,
-            arena.config.notify_timeout))
+        call = SeatCall(self._game_id, game.calls.open, params)
+        reply = await self._asking(lambda: arena.seats.ask(bot, game, call,
+                                                           arena.config.notify_timeout))
         if reply.fault is not None and reply.fault.kind is FaultKind.UNREACHABLE:
             arena.presence.went_unreachable(bot.id, f"NewGame: {reply.fault.message}")
             return _Answer.UNREACHED
@@ -321,70 +320,53 @@ class GameRunner:
         assert seat is not None
         if seat == CHANCE:
             move = game.sample_chance(play.state, play.rng)
-            after = game.apply(play.state, CHANCE, move)
-            if not await self._store(play, CHANCE, move=game.move_to_wire(move)):
-                return False
-            before, play.state = play.state, after
-            await self._announce(play, game.announcements(before, CHANCE, move, after))
-            return True
+            return await self._settle(play, CHANCE, None,
+                                      Played(move, game.step(play.state, CHANCE, move)))
         if seat not in play.moved and not await arena.presence.ensure_fresh(play.bot_id(seat)):
             # PROTOCOL.md: a bot not heard from lately is pinged before its first move; one
             # that cannot be reached at its move faults like one that timed out.
-            play.moved.add(seat)
-            return await self._fault(play, seat, None, FaultKind.UNREACHABLE,
-                                     "Status.Ping before its first move got no answer")
+            ping = arena.seats.of(self._bot(play, seat)).ping_name
+            return await self._settle(play, seat, None, Faulted(
+                FaultKind.UNREACHABLE, f"{ping} before its first move got no answer"))
         bot = self._bot(play, seat)
-        params: JSONObject = {game.id_param: self._game_id}
-        params.update(game.next_move_params(play.state, seat))
-        reply = await self._asking(lambda: arena.client.call(
-            bot.endpoint, bot.secret, f"{game.prefix}.NextMove", params,
-            play.rules.move_timeout))
-        play.moved.add(seat)
+        call = SeatCall(self._game_id, game.calls.move, game.next_move_params(play.state, seat))
+        reply = await self._asking(lambda: arena.seats.ask(bot, game, call,
+                                                           play.rules.move_timeout))
         if reply.status is not None:
             arena.presence.heard(bot.id)
         if reply.fault is not None:
             if reply.fault.kind is FaultKind.UNREACHABLE:
                 arena.presence.went_unreachable(bot.id, reply.fault.message)
-            return await self._fault(play, seat, reply, reply.fault.kind, reply.fault.message)
-        try:
-            move = game.parse_move(reply.result)
-        except InvalidMoveError as exc:
-            return await self._fault(play, seat, reply, FaultKind.INVALID_MOVE, str(exc))
-        try:
-            after = game.apply(play.state, seat, move)
-        except IllegalMoveError as exc:
-            return await self._fault(play, seat, reply, FaultKind.ILLEGAL_MOVE, str(exc))
-        wire = game.move_to_wire(move)
-        if not await self._store(play, seat, move=wire, reply=reply):
-            return False
-        before, play.state = play.state, after
-        await self._announce(play, game.announcements(before, seat, move, after))
-        return True
+            return await self._settle(play, seat, reply,
+                                      Faulted(reply.fault.kind, reply.fault.message))
+        return await self._settle(play, seat, reply, play.judge(seat, reply.result))
 
-    async def _fault(self, play: Play, seat: Seat, reply: CallResult | None, kind: FaultKind,
-                     message: str) -> bool:
-        """Store a faulty reply, tell the bot, and strike or forfeit it."""
-        if not await self._store(play, seat, fault=kind, detail=message, reply=reply):
+    async def _settle(self, play: Play, seat: Seat, reply: CallResult | None,
+                      verdict: Verdict) -> bool:
+        """Store what a call gave, let :meth:`Play.advance` decide what it does to the
+        game, then make the calls that follow: the move's announcements, or the Error
+        that tells a faulty bot its strike or forfeit.  False if the game is gone."""
+        game = play.game
+        if isinstance(verdict, Played):
+            if not await self._store(play, seat, move=game.move_to_wire(verdict.move),
+                                     reply=reply):
+                return False
+            play.advance(seat, verdict)
+            await self._announce(play, verdict.step.announcements)
+            return True
+        if not await self._store(play, seat, fault=verdict.kind, detail=verdict.message,
+                                 reply=reply):
             return False
+        consequence = play.advance(seat, verdict)
+        assert consequence is not None
         bot = self._bot(play, seat)
-        if kind in FORFEIT_FAULTS:
-            play.forfeit = forfeit(play, seat, FORFEIT_FAULTS[kind], f"{bot.name}: {message}")
-            consequence = "you forfeit the game"
-        else:
-            play.strikes[seat] += 1
-            used, allowed = play.strikes[seat], play.rules.max_strikes
-            if used >= allowed:
-                play.forfeit = strikes_outcome(play, seat, message)
-                consequence = f"strike {used} of {allowed}: you forfeit the game"
-            else:
-                consequence = f"strike {used} of {allowed}: you will be asked again"
-        text = f"{message} ({consequence})"
-        await logs.write(self._arena.db, bot.id, f"Fault {kind.value} (gameId: {self._game_id}): "
-                                                 f"{text}", self._game_id)
-        params: JSONObject = {play.game.id_param: self._game_id}
-        params.update(play.game.error_params(play.state, seat))
-        params.update({"message": text, "errorcode": kind.error_code})
-        self._arena.notifier.send(bot, [(f"{play.game.prefix}.Error", params)])
+        text = f"{verdict.message} ({consequence.describe()})"
+        await logs.write(self._arena.db, bot.id, f"Fault {verdict.kind.value} "
+                                                 f"(gameId: {self._game_id}): {text}",
+                         self._game_id)
+        params: JSONObject = game.error_params(play.state, seat)
+        params.update({"message": text, "errorcode": verdict.kind.error_code})
+        self._arena.notifier.send(bot, game, [SeatCall(self._game_id, game.calls.error, params)])
         return True
 
     async def _store(self, play: Play, seat: Seat, *, move: JSON = None,
@@ -403,15 +385,14 @@ class GameRunner:
             raise RuntimeError(f"game {self._game_id} exceeded its move bound")
         play.last_write = games.record_move(
             self._arena.db, self._game_id, play.seq, seat, move=move,
-            fault=None if fault is None else fault.value, fault_detail=detail,
+            fault=fault, fault_detail=detail,
             request=None if reply is None else reply.request.decode("utf-8"),
             reply=None if reply is None or reply.reply is None
             else reply.reply.decode("utf-8", errors="replace"),
             latency_ms=None if reply is None else round(reply.latency * 1000, 3))
         # Announced once committed, so that a listener (a live page) that reads the move
         # log when it hears of a move finds it there.
-        stored = MovePlayed(self._game_id, play.seq, seat, move,
-                            None if fault is None else fault.value)
+        stored = MovePlayed(self._game_id, play.seq, seat, move, fault)
         events = self._arena.events
         play.last_write.add_done_callback(
             lambda done: events.publish(stored)
@@ -448,15 +429,14 @@ class GameRunner:
                                           and results[seat] is SeatResult.LOSS))
         finished = GameFinished(
             self._game_id, game.mnemonic, tuple(f"{b.name} ({b.version})" for b in seats),
-            tuple(r.value for r in results), outcome.termination.value, outcome.detail,
+            tuple(results), outcome.termination, outcome.detail,
             outcome.scores, tuple(bot.id for bot in seats), at_fault)
         arena.events.publish(finished)
         arena.after_game(finished)
         for seat, bot in enumerate(seats):
-            params: JSONObject = {game.id_param: self._game_id,
-                                  "winner": results[seat] is SeatResult.WIN}
+            params: JSONObject = {"winner": results[seat] is SeatResult.WIN}
             params.update(game.complete_params(play.state, seat, outcome))
-            arena.notifier.send(bot, [(f"{game.prefix}.{game.complete_method}", params)])
+            arena.notifier.send(bot, game, [SeatCall(self._game_id, game.calls.complete, params)])
 
     async def _finish_without_play(self, termination: Termination, detail: str) -> None:
         await games.finish(self._arena.db, self._game_id,

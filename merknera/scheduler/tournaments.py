@@ -19,7 +19,7 @@ import secrets
 import sqlite3
 from collections.abc import Sequence
 
-from merknera.games import JSON, REGISTRY
+from merknera.games import JSON, REGISTRY, SeatResult
 from merknera.ratings import DEFAULT, Rating
 from merknera.scheduler.core import Scheduler
 from merknera.scheduler.pairing import (
@@ -34,6 +34,7 @@ from merknera.scheduler.pairing import (
 from merknera.scheduler.standings import StandingRow, standings
 from merknera.store import competition, games, logs
 from merknera.store import tournaments as store
+from merknera.store.games import GameStatus
 from merknera.store.tournaments import Tournament
 
 log = logging.getLogger(__name__)
@@ -42,7 +43,8 @@ FORMATS = {"round-robin": "ROUND_ROBIN", "swiss": "SWISS"}
 """The formats by their command-line names."""
 MAX_CYCLES = 10
 """The most cycles of a round robin (every pair meets ``rounds`` times)."""
-_FIRST_VIEW: dict[str | None, Outcome] = {"WIN": 1.0, "DRAW": 0.5, "LOSS": 0.0}
+_FIRST_VIEW: dict[SeatResult | None, Outcome] = {
+    SeatResult.WIN: 1.0, SeatResult.DRAW: 0.5, SeatResult.LOSS: 0.0}
 
 
 def plan_entrants(conn: sqlite3.Connection, game: str, fmt: str, rounds: int,
@@ -96,7 +98,7 @@ def results(tournament: Tournament) -> list[Result]:
     """Every finished game and every bye, from the first seat's view."""
     found = [Result(g.round, g.first, g.second,
                     _FIRST_VIEW.get(g.result, NO_RESULT))
-             for g in tournament.games if g.status == "FINISHED"]
+             for g in tournament.games if g.status is GameStatus.FINISHED]
     found += [Result(round_number, bot_id, None, 1.0) for round_number, bot_id in tournament.byes]
     return found
 
@@ -174,7 +176,8 @@ class Director:
     async def _advance(self, tournament_id: int) -> None:
         db = self._arena.db
         tournament = await db.read(functools.partial(store.load, tournament_id=tournament_id))
-        if tournament is None or any(g.status != "FINISHED" and g.round == tournament.round
+        if tournament is None or any(g.status is not GameStatus.FINISHED
+                                     and g.round == tournament.round
                                      for g in tournament.games):
             return
         if tournament.round >= total_rounds(tournament):

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from merknera.names import BotName, name_key, name_shape
+from merknera.protocol.bot_protocols import BotProtocol
 from merknera.store.db import Database, now
 
 
@@ -43,6 +44,10 @@ class Bot:
     disabled_by: str | None = None
     """ADMIN or FAULTS for a disabled bot."""
     disabled_reason: str | None = None
+    protocol: BotProtocol = BotProtocol.JSONRPC
+    """How the platform calls the bot (its seat transport)."""
+    self_name: str | None = None
+    """The name the bot gives itself, where its protocol asks (Squelch's ``/bot/info``)."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,7 @@ class BotMetadata:
     language: str = ""
     website: str = ""
     description: str = ""
+    protocol: BotProtocol = BotProtocol.JSONRPC
 
 
 _SELECT = "SELECT bots.*, users.name AS owner FROM bots JOIN users ON users.id = bots.user_id"
@@ -66,7 +72,8 @@ def bot_from_row(row: sqlite3.Row) -> Bot:
         language=row["language"], website=row["website"], description=row["description"],
         status=BotStatus(row["status"]), secret=row["secret"], created_at=row["created_at"],
         last_seen_at=row["last_seen_at"], disabled_by=row["disabled_by"],
-        disabled_reason=row["disabled_reason"],
+        disabled_reason=row["disabled_reason"], protocol=BotProtocol(row["protocol"]),
+        self_name=row["self_name"],
     )
 
 
@@ -98,10 +105,11 @@ def insert(conn: sqlite3.Connection, *, name: str, version: str, game: str,
     stamp = now()
     cursor = conn.execute(
         "INSERT INTO bots (name, name_key, name_shape, version, game, user_id, endpoint, "
-        "language, website, description, status, secret, created_at, last_seen_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'ONLINE', ?, ?, ?)",
+        "language, website, description, protocol, status, secret, created_at, "
+        "last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'ONLINE', ?, ?, ?)",
         (name, name_key(name), name_shape(name), version, game, user_id, meta.endpoint,
-         meta.language, meta.website, meta.description, secret, stamp, stamp))
+         meta.language, meta.website, meta.description, meta.protocol.value, secret, stamp,
+         stamp))
     bot_id = cursor.lastrowid
     assert bot_id is not None
     return _reread(conn, bot_id)
@@ -120,10 +128,12 @@ def update_registration(conn: sqlite3.Connection, bot_id: int, meta: BotMetadata
     """
     conn.execute(
         "UPDATE bots SET endpoint = ?, language = ?, website = ?, description = ?, "
-        "status = 'ONLINE', last_seen_at = ?, disabled_by = NULL, disabled_reason = NULL, "
+        "protocol = ?, status = 'ONLINE', last_seen_at = ?, disabled_by = NULL, "
+        "disabled_reason = NULL, "
         "fault_reset_at = CASE WHEN status = 'DISABLED' THEN ? ELSE fault_reset_at END "
         "WHERE id = ?",
-        (meta.endpoint, meta.language, meta.website, meta.description, now(), now(), bot_id))
+        (meta.endpoint, meta.language, meta.website, meta.description, meta.protocol.value,
+         now(), now(), bot_id))
     return _reread(conn, bot_id)
 
 
@@ -180,6 +190,12 @@ async def set_liveness(db: Database, bot_id: int, online: bool) -> bool:
         changed = await db.write_one(
             "UPDATE bots SET status = 'OFFLINE' WHERE id = ? AND status = 'ONLINE'", (bot_id,))
     return changed > 0
+
+
+async def set_self_name(db: Database, bot_id: int, name: str) -> None:
+    """Keep the name a bot gives itself (checked and shortened by the caller)."""
+    await db.write_one("UPDATE bots SET self_name = ? WHERE id = ? AND self_name IS NOT ?",
+                       (name, bot_id, name))
 
 
 async def mark_all_offline(db: Database) -> None:

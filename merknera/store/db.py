@@ -11,6 +11,7 @@ committed data.
 from __future__ import annotations
 
 import asyncio
+import enum
 import re
 import sqlite3
 from collections.abc import Callable, Iterable
@@ -27,6 +28,7 @@ from merknera.protocol.excerpt import without_addresses
 Row = sqlite3.Row
 Params = tuple[Any, ...] | dict[str, Any]
 T = TypeVar("T")
+E = TypeVar("E", bound=enum.Enum)
 
 _MIGRATION_NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
 
@@ -49,6 +51,15 @@ def now() -> str:
     stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     _last_stamp = max(stamp, _last_stamp)
     return _last_stamp
+
+
+def enum_or_none(kind: type[E], text: str | None) -> E | None:
+    """A nullable text column as a member of its enum (the store's rows hold ``.value``).
+
+    Callers of the store get the enum, so the text is parsed here, where it is read, and
+    nowhere else; an unknown value raises ValueError rather than travel on as a string.
+    """
+    return None if text is None else kind(text)
 
 
 def migrations() -> list[tuple[int, str, str]]:

@@ -13,9 +13,10 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from merknera.games.base import JSON, Outcome
+from merknera.games.base import JSON, Outcome, SeatResult, Termination
+from merknera.protocol.faults import FaultKind
 from merknera.store import ratings
-from merknera.store.db import Database, now
+from merknera.store.db import Database, enum_or_none, now
 
 
 class GameStatus(enum.Enum):
@@ -43,6 +44,8 @@ class SeatRecord:
     bot_id: int
     ready: bool = False
     """Whether the seat's bot has answered NewGame (or called Ready)."""
+    result: SeatResult | None = None
+    """How the game ended for this seat; None until it has finished."""
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,7 @@ class MoveRecord:
     seat: int
     move: JSON
     """The accepted move as the bot sent it; None for a fault."""
-    fault: str | None
+    fault: FaultKind | None
     fault_detail: str | None
 
 
@@ -68,6 +71,10 @@ class GameRecord:
     settings: dict[str, JSON]
     seats: tuple[SeatRecord, ...]
     moves: tuple[MoveRecord, ...]
+    result: GameResult | None = None
+    """The summary of the outcome; None until the game has finished."""
+    termination: Termination | None = None
+    """Why the game ended; None until it has finished."""
 
 
 def summarise(outcome: Outcome) -> GameResult:
@@ -101,7 +108,8 @@ async def unfinished(db: Database) -> list[int]:
 
 
 async def load(db: Database, game_id: int) -> GameRecord | None:
-    """A game with its seats and its whole move log, or None."""
+    """A game with its seats and its whole move log (and, once finished, how it ended),
+    or None."""
     return await db.read(lambda conn: _load(conn, game_id))
 
 
@@ -110,18 +118,23 @@ def _load(conn: sqlite3.Connection, game_id: int) -> GameRecord | None:
     if row is None:
         return None
     seats = conn.execute(
-        "SELECT seat, bot_id, ready FROM seats WHERE game_id = ? ORDER BY seat", (game_id,))
+        "SELECT seat, bot_id, ready, result FROM seats WHERE game_id = ? ORDER BY seat",
+        (game_id,))
     moves = conn.execute(
         "SELECT seq, seat, move, fault, fault_detail FROM moves WHERE game_id = ? ORDER BY seq",
         (game_id,))
+    # The columns' text becomes the enums here, and only here (finish_in writes .value).
     return GameRecord(
         id=row["id"], game=row["game"], status=GameStatus(row["status"]), seed=row["seed"],
         settings=json.loads(row["settings"]),
-        seats=tuple(SeatRecord(seat["seat"], seat["bot_id"], bool(seat["ready"]))
+        seats=tuple(SeatRecord(seat["seat"], seat["bot_id"], bool(seat["ready"]),
+                               enum_or_none(SeatResult, seat["result"]))
                     for seat in seats),
         moves=tuple(
             MoveRecord(m["seq"], m["seat"], None if m["move"] is None else json.loads(m["move"]),
-                       m["fault"], m["fault_detail"]) for m in moves),
+                       enum_or_none(FaultKind, m["fault"]), m["fault_detail"]) for m in moves),
+        result=enum_or_none(GameResult, row["outcome"]),
+        termination=enum_or_none(Termination, row["reason"]),
     )
 
 
@@ -145,7 +158,7 @@ async def mark_running(db: Database, game_id: int, ready_seats: Sequence[int] = 
 
 
 def record_move(db: Database, game_id: int, seq: int, seat: int, *, move: JSON = None,
-                fault: str | None = None, fault_detail: str | None = None,
+                fault: FaultKind | None = None, fault_detail: str | None = None,
                 request: str | None = None, reply: str | None = None,
                 latency_ms: float | None = None) -> asyncio.Future[bool]:
     """Queue one call for the move log, unless the game has finished by then.
@@ -154,7 +167,8 @@ def record_move(db: Database, game_id: int, seq: int, seat: int, *, move: JSON =
     are applied in the order they are queued.
     """
     values = (game_id, seq, seat, None if fault is not None else json.dumps(move),
-              request, reply, latency_ms, fault, fault_detail, now(), game_id)
+              request, reply, latency_ms, None if fault is None else fault.value, fault_detail,
+              now(), game_id)
     return db.submit(lambda conn: conn.execute(
         "INSERT INTO moves (game_id, seq, seat, move, request, reply, latency_ms, fault, "
         "fault_detail, created_at) "

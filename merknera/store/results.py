@@ -13,10 +13,12 @@ from merknera.protocol.jsonrpc import EnvelopeError, loads
 from merknera.ratings import DEFAULT, Rating, bands, rank_key
 from merknera.store import ratings as rating_store
 from merknera.store.db import Database
+from merknera.store.games import GameStatus
 
 _BOT_COLUMNS = (
     "bots.id, bots.name, bots.version, bots.game, users.name AS owner, bots.status, "
     "bots.language, bots.website, bots.description, bots.created_at, bots.last_seen_at, "
+    "bots.protocol, bots.self_name, "
     "COUNT(seats.game_id) AS played, "
     "COALESCE(SUM(seats.result = 'WIN'), 0) AS won, "
     "COALESCE(SUM(seats.result = 'DRAW'), 0) AS drawn, "
@@ -257,7 +259,7 @@ class ReplayStart:
 
     id: int
     game: str
-    status: str
+    status: GameStatus
     seed: int
     settings: dict[str, Any]
     players: tuple[str, ...]
@@ -273,7 +275,8 @@ def replay_start(conn: sqlite3.Connection, game_id: int) -> ReplayStart | None:
     players = tuple(name for (name,) in conn.execute(
         "SELECT bots.name FROM seats JOIN bots ON bots.id = seats.bot_id "
         "WHERE seats.game_id = ? ORDER BY seats.seat", (game_id,)))
-    return ReplayStart(game_id, row[0], row[1], row[2], json.loads(row[3]), players)
+    return ReplayStart(game_id, row[0], GameStatus(row[1]), row[2], json.loads(row[3]),
+                       players)
 
 
 def move_log(conn: sqlite3.Connection, game_id: int, after: int = 0,
@@ -286,7 +289,7 @@ def move_log(conn: sqlite3.Connection, game_id: int, after: int = 0,
         (game_id, after, 2**62 if upto is None else upto)))
 
 
-async def game_status(db: Database, game_id: int) -> str | None:
-    """A game's status (PENDING, RUNNING, FINISHED), or None if there is no such game."""
+async def game_status(db: Database, game_id: int) -> GameStatus | None:
+    """A game's status, or None if there is no such game."""
     found: str | None = await db.fetchval("SELECT status FROM games WHERE id = ?", (game_id,))
-    return found
+    return None if found is None else GameStatus(found)

@@ -6,7 +6,9 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from merknera.store.db import now
+from merknera.games.base import SeatResult
+from merknera.store.db import enum_or_none, now
+from merknera.store.games import GameStatus
 
 
 @dataclass(frozen=True)
@@ -17,9 +19,9 @@ class TournamentGame:
     round: int
     first: int
     second: int
-    status: str
-    result: str | None
-    """The first seat's WIN, DRAW, LOSS or NONE, once finished."""
+    status: GameStatus
+    result: SeatResult | None
+    """The first seat's result, once finished."""
 
 
 @dataclass(frozen=True)
@@ -68,12 +70,14 @@ def load(conn: sqlite3.Connection, tournament_id: int) -> Tournament | None:
     entrants = tuple(r[0] for r in conn.execute(
         "SELECT bot_id FROM tournament_entrants WHERE tournament_id = ? ORDER BY seed",
         (tournament_id,)))
-    played = tuple(TournamentGame(r["id"], r["round"], r["first"], r["second"], r["status"],
-                                  r["result"]) for r in conn.execute(
+    rows = conn.execute(
         "SELECT games.id, games.round, games.status, a.bot_id AS first, b.bot_id AS second, "
         "a.result FROM games JOIN seats a ON a.game_id = games.id AND a.seat = 0 "
         "JOIN seats b ON b.game_id = games.id AND b.seat = 1 "
-        "WHERE games.tournament_id = ? ORDER BY games.round, games.id", (tournament_id,)))
+        "WHERE games.tournament_id = ? ORDER BY games.round, games.id", (tournament_id,))
+    played = tuple(TournamentGame(r["id"], r["round"], r["first"], r["second"],
+                                  GameStatus(r["status"]), enum_or_none(SeatResult, r["result"]))
+                   for r in rows)
     byes = tuple((r[0], r[1]) for r in conn.execute(
         "SELECT round, bot_id FROM tournament_byes WHERE tournament_id = ? ORDER BY round",
         (tournament_id,)))

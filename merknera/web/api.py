@@ -291,7 +291,7 @@ async def game_replay(request: web.Request) -> web.Response:
         header = await load_replay_header(request, game_id)
         rows = await db.read(functools.partial(move_log, game_id=game_id))
         encoded = await asyncio.to_thread(replay.encode, header, rows)
-        if header.start.status == "FINISHED":
+        if header.start.status is GameStatus.FINISHED:
             cache.put(game_id, encoded)
     if "gzip" in request.headers.get("Accept-Encoding", ""):
         return web.Response(body=encoded.gzipped, content_type="application/json",
@@ -316,5 +316,5 @@ async def load_replay_header(request: web.Request, game_id: int) -> replay.GameH
 async def games_hosted(request: web.Request) -> web.Response:
     """The games this platform hosts."""
     return web.json_response({"games": [
-        {"mnemonic": g.mnemonic, "name": g.name, "prefix": g.prefix, "min_seats": g.min_seats,
+        {"mnemonic": g.mnemonic, "name": g.name, "prefix": g.calls.prefix, "min_seats": g.min_seats,
          "max_seats": g.max_seats} for g in REGISTRY.values()]})

@@ -23,6 +23,7 @@ from aiohttp import web
 from merknera.events import Event, EventBus
 from merknera.guard import GUARD_KEY, FullError, RateLimitedError, too_many
 from merknera.store import Database
+from merknera.store.games import GameStatus
 from merknera.store.results import (
     GameFilter,
     bot_counts,
@@ -198,9 +199,10 @@ async def game_live(request: web.Request) -> web.StreamResponse:
                 for row, frame in zip(rows, frames, strict=False):
                     await _send(response, _event(
                         "frame", json.dumps(frame, ensure_ascii=False), row["seq"]))
-                if status == "FINISHED" or replayer.error is not None:
+                if status is GameStatus.FINISHED or replayer.error is not None:
                     await _send(response, _event("end", json.dumps(
-                        {"status": status, "error": replayer.error})))
+                        {"status": None if status is None else status.value,
+                         "error": replayer.error})))
                     break
                 if not frames:
                     await _send(response, b": still here\n\n")

@@ -24,6 +24,7 @@ from typing import Any
 
 from merknera.games import JSON, AnyGame, JSONObject, MoveError
 from merknera.store import results
+from merknera.store.games import GameStatus
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +131,7 @@ class Replayer:
             frame.update(move=None, text=detail or fault, state=None)
             return frame
         wire: JSON = json.loads(row["move"])
-        move = game.parse_move(wire)
+        move = game.parse_logged(seat, wire)
         # Raises IllegalMoveError (a MoveError) for a stored move the rules now refuse.
         after = game.apply(self._state, seat, move)
         text = game.describe_move(self._state, seat, move)
@@ -156,8 +157,8 @@ class EncodedReplay:
 
 def encode(header: GameHeader, rows: list[sqlite3.Row]) -> EncodedReplay:
     """The whole replay of a game, encoded (CPU work: run it off the event loop)."""
-    replayer = Replayer(header, reveal=header.start.status == "FINISHED")
-    body = {"id": header.start.id, "status": header.start.status, **replayer.start(),
+    replayer = Replayer(header, reveal=header.start.status is GameStatus.FINISHED)
+    body = {"id": header.start.id, "status": header.start.status.value, **replayer.start(),
             "frames": replayer.frames(rows), "error": replayer.error}
     plain = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return EncodedReplay(plain, gzip.compress(plain, compresslevel=6))

@@ -18,6 +18,7 @@ import jinja2
 from aiohttp import web
 
 from merknera.games import REGISTRY
+from merknera.protocol.bot_protocols import BotProtocol
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,8 @@ def setup(app: web.Application) -> None:
         # ?v=<hash of the file>: a changed file gets a new URL, so it may be cached for long.
         return str(static.url_for(filename=name))
 
-    env.globals.update(asset=asset, all_games=REGISTRY, game_name=game_name)
+    env.globals.update(asset=asset, all_games=REGISTRY, game_name=game_name,
+                       protocol_name=protocol_name)
     env.filters.update(when=when, ms=ms, points=points)
     app.middlewares.append(error_pages)
     app.on_response_prepare.append(_headers)
@@ -54,6 +56,18 @@ def game_name(mnemonic: str) -> str:
     """A game's name for people (the mnemonic itself for a game no longer hosted)."""
     game = REGISTRY.get(mnemonic)
     return mnemonic if game is None else game.name
+
+
+_PROTOCOL_NAMES = {BotProtocol.JSONRPC: "JSON-RPC",
+                   BotProtocol.SQUELCH_REST: "the Squelchbot REST API"}
+
+
+def protocol_name(value: str) -> str:
+    """A bot's protocol (as stored) for people."""
+    try:
+        return _PROTOCOL_NAMES[BotProtocol(value)]
+    except ValueError:
+        return value
 
 
 def when(stamp: str | None) -> str:

@@ -35,7 +35,9 @@ async def tournament_detail(db: Database, tournament_id: int) -> dict[str, Any] 
         "entrants": [{"id": bot_id, "seed": seed, **names.get(bot_id, {})}
                      for seed, bot_id in enumerate(found.entrants, start=1)],
         "games": [{"id": g.game_id, "round": g.round, "first": g.first, "second": g.second,
-                   "status": g.status, "result": g.result} for g in found.games],
+                   "status": g.status.value,
+                   "result": None if g.result is None else g.result.value}
+                  for g in found.games],
         "byes": [{"round": round_number, "bot": bot_id} for round_number, bot_id in found.byes],
         "table": [{**dataclasses.asdict(row), **names.get(row.entrant, {})}
                   for row in tournaments.table(found)],

@@ -353,6 +353,6 @@ def test_new_needs_two_players() -> None:
     for players in (["solo"], ["a", "b", "c"]):
         with pytest.raises(ValueError, match="2 players"):
             GAME.new({}, players, random.Random(0))
-    assert (GAME.mnemonic, GAME.name, GAME.prefix) == (
+    assert (GAME.mnemonic, GAME.name, GAME.calls.prefix) == (
         "NOUGHTSANDCROSSES", "Noughts and Crosses", "NoughtsAndCrosses")
     assert (GAME.min_seats, GAME.max_seats, GAME.max_moves) == (2, 2, 9)

@@ -298,7 +298,8 @@ def test_state_from_json_refuses_inconsistent_states(data: JSON) -> None:
 
 
 def test_static_facts() -> None:
-    assert (GAME.mnemonic, GAME.name, GAME.prefix) == ("NUMBERWANG", "Numberwang", "Numberwang")
+    assert (GAME.mnemonic, GAME.name, GAME.calls.prefix) == (
+        "NUMBERWANG", "Numberwang", "Numberwang")
     assert (GAME.min_seats, GAME.max_seats) == (2, 2)
     with pytest.raises(ValueError, match="2 players"):
         GAME.new({}, ["solo"], random.Random(0))

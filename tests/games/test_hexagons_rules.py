@@ -158,7 +158,7 @@ def test_the_game_is_for_two_named_players() -> None:
     with pytest.raises(ValueError, match="for 2 players, not 3"):
         GAME.new(GAME.default_settings, ["a", "b", "c"], random.Random(0))
     assert GAME.default_settings == {"rows": 9, "cols": 9}
-    assert (GAME.mnemonic, GAME.name, GAME.prefix) == ("HEXAGONS", "Hexagons", "Hexagons")
+    assert (GAME.mnemonic, GAME.name, GAME.calls.prefix) == ("HEXAGONS", "Hexagons", "Hexagons")
     assert (GAME.min_seats, GAME.max_seats, GAME.max_moves) == (2, 2, line_count(25, 25))
 
 

@@ -194,7 +194,7 @@ def test_impossible_boards_are_refused(rows: tuple[tuple[int, ...], tuple[int, .
 
 
 def test_static_facts_and_new() -> None:
-    assert (GAME.mnemonic, GAME.name, GAME.prefix) == ("KALAHA", "Kalaha", "Kalaha")
+    assert (GAME.mnemonic, GAME.name, GAME.calls.prefix) == ("KALAHA", "Kalaha", "Kalaha")
     assert (GAME.min_seats, GAME.max_seats, GAME.assets) == (2, 2, ())
     board = GAME.new({}, ["a", "b"], random.Random(0))
     assert board == NEW == Board(((6,) * 6, (6,) * 6), (0, 0), 0)

@@ -203,7 +203,7 @@ def test_state_from_json_refuses_what_is_not_a_state(data: Any, message: str) ->
 
 def test_the_game_names_itself_as_on_the_wire() -> None:
     game = Scrabble()
-    assert (game.mnemonic, game.prefix, game.name) == ("SCRABBLE", "Scrabble", "Scrabble")
+    assert (game.mnemonic, game.calls.prefix, game.name) == ("SCRABBLE", "Scrabble", "Scrabble")
     assert (game.min_seats, game.max_seats) == (2, 4)
     assert game.assets == ("gameboard", "dictionary", "letters")
     assert game.default_settings == {}

@@ -7,6 +7,9 @@ roll on until ahead); bob picks uniformly among ``legal_moves`` with ``random.Ra
 Every call a bot would get is written down: MatchStart, the announcements, NextMove params and
 MatchEnd.  A change of the rules, the option order or the wire format shows up as a diff.  To
 accept a deliberate change, run the test with ``MERKNERA_REGENERATE_GOLDEN=1`` and review it.
+
+The transcript is written by ``step``, as the runner plays; the replay of the file checks
+that ``apply`` and ``announcements`` say the same, move by move.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import json
 import random
 from collections.abc import Sequence
 
-from merknera.games.base import CHANCE, Announcement, SeatResult, Termination
+from merknera.games.base import CHANCE, Announcement, SeatResult, Step, Termination
 from merknera.games.squelch import Choice, Squelch, SquelchState, render
 from tests.golden import GOLDEN_DIR, check_golden, outcome_lines
 
@@ -39,7 +42,7 @@ def localbot(state: SquelchState) -> Choice:
 
 
 def _calls(notes: Sequence[Announcement]) -> list[str]:
-    return [f"  -> {PLAYERS[n.seat]} {GAME.prefix}.{n.method} {json.dumps(n.params)}"
+    return [f"  -> {PLAYERS[n.seat]} {GAME.calls.prefix}.{n.call} {json.dumps(n.params)}"
             for n in notes]
 
 
@@ -53,7 +56,7 @@ def playthrough(seed: int) -> str:
         "bob is uniform over legal_moves",
         "",
         "start:",
-        *(f"  -> {name} {GAME.prefix}.{GAME.new_game_method} "
+        *(f"  -> {name} {GAME.calls.prefix}.{GAME.calls.open} "
           f"{json.dumps(GAME.new_game_params(state, seat))}" for seat, name in enumerate(PLAYERS)),
         *_calls(GAME.opening_announcements(state)),
         render(state),
@@ -76,15 +79,15 @@ def playthrough(seed: int) -> str:
                 list(GAME.legal_moves(state, seat)))
         lines.append(f"  {json.dumps(GAME.move_to_wire(move))}  "
                      f"({GAME.describe_move(state, seat, move)})")
-        after = GAME.apply(state, seat, move)
-        lines += _calls(GAME.announcements(state, seat, move, after))
-        state = after
+        played = GAME.step(state, seat, move)
+        lines += _calls(played.announcements)
+        state = played.state
         lines.append(render(state))
     outcome = GAME.outcome(state)
     assert outcome is not None
     lines += [
         *outcome_lines(outcome),
-        *(f"  -> {name} {GAME.prefix}.{GAME.complete_method} " + json.dumps(
+        *(f"  -> {name} {GAME.calls.prefix}.{GAME.calls.complete} " + json.dumps(
             {"winner": outcome.result_for(seat) is SeatResult.WIN,
              **GAME.complete_params(state, seat)}) for seat, name in enumerate(PLAYERS)),
         f"state: {json.dumps(GAME.state_to_json(state))}",
@@ -113,10 +116,13 @@ def test_the_golden_match_is_a_real_match() -> None:
         head = block[0].split()
         seat = CHANCE if head[2] == "chance" else int(head[3])
         wire = next(line for line in block if line.startswith("  {"))
-        move = GAME.parse_move(json.loads(wire.strip().split("  (")[0]))
+        stored = json.loads(wire.strip().split("  (")[0])
+        move = GAME.parse_chance(stored) if seat == CHANCE else GAME.parse_move(stored)
         after = GAME.apply(state, seat, move)
         calls = [line for line in block if line.startswith("  -> ")]
         assert calls == _calls(GAME.announcements(state, seat, move, after))
+        assert GAME.step(state, seat, move) == Step(after, tuple(
+            GAME.announcements(state, seat, move, after)))
         kinds.update(line.split()[2] for line in calls)
         state = after
         assert block[-1] == render(state)

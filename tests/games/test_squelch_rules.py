@@ -60,7 +60,7 @@ def calls(state: SquelchState, *steps: Step) -> list[tuple[int, str, dict[str, J
     state = play(state, *steps[:-1])
     seat, move = move_for(state, steps[-1])
     after = GAME.apply(state, seat, move)
-    return [(n.seat, n.method, n.params) for n in GAME.announcements(state, seat, move, after)]
+    return [(n.seat, n.call, n.params) for n in GAME.announcements(state, seat, move, after)]
 
 
 def bank(dice: str = "111") -> tuple[Step, ...]:
@@ -348,7 +348,7 @@ def test_legal_moves_are_every_option_with_both_stays() -> None:
     assert GAME.legal_moves(start(), 0) == ()  # the dice are to be rolled first
     # Rolling on makes no call; staying starts bob's turn.
     assert legal_script(state, [Choice("0", False)]) == []
-    assert [n.method for n in legal_script(state, [Choice("0", True)])] == ["TurnStart"]
+    assert [n.call for n in legal_script(state, [Choice("0", True)])] == ["TurnStart"]
 
 
 @pytest.mark.parametrize(("seats", "seed"), [(2, 1), (6, 2)])

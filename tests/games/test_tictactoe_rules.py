@@ -335,7 +335,8 @@ def test_legal_moves_are_sorted_empty_cells_for_the_seat_to_move_only() -> None:
 
 
 def test_the_game_names_itself_as_on_the_wire() -> None:
-    assert (GAME.mnemonic, GAME.prefix, GAME.name) == ("TICTACTOE", "TicTacToe", "Tic-Tac-Toe")
+    assert (GAME.mnemonic, GAME.calls.prefix, GAME.name) == (
+        "TICTACTOE", "TicTacToe", "Tic-Tac-Toe")
     assert (GAME.min_seats, GAME.max_seats, GAME.max_moves, GAME.assets) == (2, 2, 9, ())
     assert isinstance(get_game("TICTACTOE"), TicTacToe)
     assert REGISTRY["TICTACTOE"] is get_game("TICTACTOE")

@@ -264,13 +264,20 @@ def test_dumps_is_compact_utf8_and_refuses_nan() -> None:
         jsonrpc.dumps({"a": float("nan")})
 
 
-def test_a_lone_surrogate_cannot_break_the_reply() -> None:
-    try:
-        request = parse_request(b'{"method": "M", "id": "\\ud800"}')
-    except RequestError:
-        return  # refusing such a request outright is fine too
-    reply = success_reply(request.dialect, request.id, None)
-    assert json.loads(jsonrpc.dumps(reply))["id"] == request.id
+@pytest.mark.parametrize("raw", [
+    b'{"jsonrpc": "2.0", "method": "M", "id": "\\ud800"}',
+    b'{"jsonrpc": "2.0", "method": "M", "params": {"botname": "x\\udc00"}, "id": 1}',
+], ids=["in the id", "in a param"])
+def test_a_lone_surrogate_cannot_break_the_reply(raw: bytes) -> None:
+    # Python would decode the escape into a str that cannot be encoded again, so the id
+    # could not be echoed: the request is refused as unparsable, and the reply (made as
+    # /rpc makes it) carries a null id and encodes.
+    error = refused(raw)
+    assert (error.code, error.dialect, error.request_id) == (PARSE_ERROR, Dialect.V2, None)
+    assert json.loads(jsonrpc.dumps(error_reply(error.dialect, error.request_id, error))) == {
+        "jsonrpc": "2.0", "id": None, "error": {
+            "code": PARSE_ERROR,
+            "message": "Parse error: the JSON contains an unpaired UTF-16 surrogate escape"}}
 
 
 # -- calls to bots and their replies ---------------------------------------------------------

@@ -239,13 +239,23 @@ def test_entrants_missing_from_the_list_are_not_paired() -> None:
 
 
 def test_scoring_decides_score_groups() -> None:
-    entrants = [1, 2, 3, 4]
-    results = [Result(1, 1, 2, 0.5), Result(1, 3, 4, 1)]
-    # Under 1-0.5-0 the top group is 3 alone; under a scoring where a draw is worth a win,
-    # 1, 2 and 3 share it and 3 meets a drawer rather than 4.
-    plan = swiss_round(entrants, results, scoring=Scoring(draw=1.0))
-    opponent_of_3 = next(a if b == 3 else b for a, b in plan if 3 in (a, b))
-    assert opponent_of_3 in (1, 2)
+    entrants = [1, 2, 3, 4, 5, 6]
+    # 1 and 2 win, 3 and 6 draw with each other, 4 and 5 lose.
+    results = [Result(1, 1, 4, 1), Result(1, 2, 5, 1), Result(1, 3, 6, 0.5)]
+
+    def boards(scoring: Scoring) -> set[frozenset[int | None]]:
+        return {frozenset(board) for board in swiss_round(entrants, results, scoring=scoring)}
+
+    # Under 1-0.5-0 the winners are a group of two and meet; the drawers, who may not meet
+    # again, each float down to a loser.
+    assert boards(Scoring()) == {frozenset((1, 2)), frozenset((3, 4)), frozenset((5, 6))}
+    # With a draw worth a win the drawers join the winners' group, so 1 and 2 each meet a
+    # drawer (which one is the colours' choice) and the losers meet each other.  1 v 2,
+    # 3 v 4, 5 v 6 would be no rematch either: only the scores rule it out.
+    with_draws_as_wins = boards(Scoring(draw=1.0))
+    assert with_draws_as_wins in (
+        {frozenset((1, 3)), frozenset((2, 6)), frozenset((4, 5))},
+        {frozenset((1, 6)), frozenset((2, 3)), frozenset((4, 5))})
 
 
 def test_degenerate_fields() -> None:

@@ -9,7 +9,8 @@ import pytest
 from aiohttp import web
 from pytest_aiohttp import AiohttpServer
 
-from merknera.games import JSON
+from merknera.events import Event, GameFinished, MovePlayed
+from merknera.games import JSON, SeatResult, Termination
 from merknera.protocol.faults import FaultKind
 from tests.support import Arena, ScriptedBot, first_empty
 
@@ -196,3 +197,22 @@ async def test_an_unreachable_bot_forfeits_after_the_grace_period(
         "SELECT message FROM bot_log JOIN bots ON bots.id = bot_log.bot_id "
         "WHERE bots.name = 'gone' ORDER BY bot_log.id")
     assert any("is offline: NewGame: cannot connect" in row["message"] for row in log)
+
+
+async def test_the_events_of_a_forfeit_carry_the_enums(arena: Arena,
+                                                       aiohttp_server: AiohttpServer) -> None:
+    async with arena.platform.events.listen() as queue:
+        await duel(arena, aiohttp_server, ScriptedBot(), ScriptedBot(next_move=always_centre))
+        heard: list[Event] = []
+        while not queue.empty():
+            heard.append(queue.get_nowait())
+    finished = {e.game_id: e for e in heard if isinstance(e, GameFinished)}
+    assert set(finished) == {1, 2}
+    for event in finished.values():
+        assert event.termination is Termination.STRIKES
+        by_bot = dict(zip(event.bots, event.results, strict=True))
+        assert by_bot == {"good (1.0)": SeatResult.WIN, "bad (1.0)": SeatResult.LOSS}
+        assert all(isinstance(result, SeatResult) for result in event.results)
+    faults = [e.fault for e in heard if isinstance(e, MovePlayed) and e.fault is not None]
+    # Three strikes in each game, each an illegal move (the centre, taken by then).
+    assert faults == [FaultKind.ILLEGAL_MOVE] * 6

@@ -2,9 +2,9 @@
 real processes, :mod:`tests.web.store_builder`), the platform serving a copy of it, and
 headless Chromium driven by Playwright's async API in the test's own event loop.
 
-Chromium is Debian's (``/usr/bin/chromium``, installed by ``.ci/run``; Playwright never
-downloads a browser here).  Without it the browser tests fail, never skip: a missing
-install step must show.
+Chromium is Debian's (``/usr/bin/chromium``, installed by ``make test`` when missing;
+Playwright never downloads a browser here).  Without it the browser tests fail, never
+skip: a missing install step must show.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def chromium() -> Path:
     """Debian's Chromium; the test fails (never skips) when it is missing."""
     if not CHROMIUM.exists():
         pytest.fail(f"Chromium is not at {CHROMIUM}: install Debian's package (apt-get install "
-                    "chromium; .ci/run does) or set MERKNERA_CHROMIUM")
+                    "chromium; make test does) or set MERKNERA_CHROMIUM")
     return CHROMIUM
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from merknera.games.base import (
     JSON,
+    Calls,
     Game,
     IllegalMoveError,
     JSONObject,
@@ -81,7 +82,7 @@ class Scrabble(Game[ScrabbleState, ScrabbleMove]):
 
     mnemonic = "SCRABBLE"
     name = "Scrabble"
-    prefix = "Scrabble"
+    calls = Calls("Scrabble")
     min_seats = 2
     max_seats = 4
     max_moves = move_bound(100)

@@ -21,6 +21,7 @@ from typing import TypeAlias
 
 from merknera.games.base import JSON, InvalidMoveError, JSONObject
 from merknera.games.scrabble.assets import BLANK, LETTERS, square_name
+from merknera.games.wire import lowered, shorten
 
 # Sets of single characters, not strings: "ﬆ".upper() is "ST", which a substring test would pass.
 _LETTERS = frozenset(LETTERS)
@@ -93,9 +94,9 @@ def parse_move(reply: JSON, rows: int = 15, cols: int = 15) -> ScrabbleMove:
     fields = _fields(reply, f"expected an object {_SHAPE}", "the reply")
     kind = fields.get("type")
     if kind is None:
-        raise InvalidMoveError(f'the reply has no "type": {_short(reply)}')
+        raise InvalidMoveError(f'the reply has no "type": {shorten(reply)}')
     if not isinstance(kind, str) or kind.upper() not in ("PLAY", "PASS", "EXCHANGE"):
-        raise InvalidMoveError(f'"type" must be "PLAY", "PASS" or "EXCHANGE", got {_short(kind)}')
+        raise InvalidMoveError(f'"type" must be "PLAY", "PASS" or "EXCHANGE", got {shorten(kind)}')
     kind = kind.upper()
     if kind == "PASS":
         return Pass()
@@ -124,7 +125,7 @@ def _placements(value: JSON, rows: int, cols: int) -> tuple[Placement, ...]:
         raise InvalidMoveError(f'a PLAY needs "playtiles": a list of {_PLACEMENT}')
     if not isinstance(value, list):
         raise InvalidMoveError(
-            f'"playtiles" must be a list of {_PLACEMENT}, got {_short(value)}')
+            f'"playtiles" must be a list of {_PLACEMENT}, got {shorten(value)}')
     if not value:
         raise InvalidMoveError('a PLAY must place at least one tile: "playtiles" is empty')
     placements: list[Placement] = []
@@ -139,13 +140,13 @@ def _placements(value: JSON, rows: int, cols: int) -> tuple[Placement, ...]:
         if (not isinstance(tile, str) or len(tile) != 1 or not tile.isascii()
                 or tile.upper() not in _TILES):
             raise InvalidMoveError(
-                f'{where}.tile must be one letter A-Z or "*" for a blank, got {_short(tile)}')
+                f'{where}.tile must be one letter A-Z or "*" for a blank, got {shorten(tile)}')
         tile = tile.upper()
         letter = fields.get("letter")
         if letter is not None and (
                 not isinstance(letter, str) or len(letter) != 1 or not letter.isascii()
                 or letter.upper() not in _LETTERS):
-            raise InvalidMoveError(f"{where}.letter must be one letter A-Z, got {_short(letter)}")
+            raise InvalidMoveError(f"{where}.letter must be one letter A-Z, got {shorten(letter)}")
         if tile == BLANK:
             if letter is None:
                 raise InvalidMoveError(
@@ -172,7 +173,7 @@ def _exchange_tiles(value: JSON) -> str:
         raise InvalidMoveError('an EXCHANGE needs "exchangetiles": a list of tiles')
     if not isinstance(value, list):
         raise InvalidMoveError(
-            f'"exchangetiles" must be a list of tiles like ["Q", "*"], got {_short(value)}')
+            f'"exchangetiles" must be a list of tiles like ["Q", "*"], got {shorten(value)}')
     if not value:
         raise InvalidMoveError(
             'an EXCHANGE must return at least one tile: "exchangetiles" is empty')
@@ -181,24 +182,18 @@ def _exchange_tiles(value: JSON) -> str:
         # ASCII only: "ı".upper() is "I" and "ſ".upper() is "S".
         if (not isinstance(tile, str) or len(tile) != 1 or not tile.isascii()
                 or tile.upper() not in _TILES):
-            raise InvalidMoveError(
-                f'exchangetiles[{i}] must be one letter A-Z or "*" for a blank, got {_short(tile)}')
+            raise InvalidMoveError(f'exchangetiles[{i}] must be one letter A-Z or "*" for a '
+                                   f'blank, got {shorten(tile)}')
         tiles.append(tile.upper())
     return "".join(tiles)
 
 
 def _fields(value: JSON, expected: str, where: str) -> dict[str, JSON]:
-    """An object's members by lower-cased key."""
+    """An object's members by lower-cased key (a key given twice in different cases is
+    refused: see :mod:`merknera.games.wire`)."""
     if not isinstance(value, dict):
-        raise InvalidMoveError(f"{expected}, got {_short(value)}")
-    fields: dict[str, JSON] = {}
-    for key, member in value.items():
-        lower = key.lower()
-        if lower in fields:
-            # {"row": 1, "Row": 2} has no single meaning: refuse it rather than guess.
-            raise InvalidMoveError(f'{where} has the key "{lower}" twice (in different cases)')
-        fields[lower] = member
-    return fields
+        raise InvalidMoveError(f"{expected}, got {shorten(value)}")
+    return lowered(value, where)
 
 
 def _coordinate(value: JSON, name: str, size: int) -> int:
@@ -206,12 +201,7 @@ def _coordinate(value: JSON, name: str, size: int) -> int:
         raise InvalidMoveError(f"{name} is missing")
     # bool is an int in Python; true is not a row.
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidMoveError(f"{name} must be an integer 0-{size - 1}, got {_short(value)}")
+        raise InvalidMoveError(f"{name} must be an integer 0-{size - 1}, got {shorten(value)}")
     if not 0 <= value < size:
         raise InvalidMoveError(f"{name} must be between 0 and {size - 1}, got {value}")
     return value
-
-
-def _short(value: object, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."

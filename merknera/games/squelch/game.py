@@ -8,6 +8,10 @@ nothing squelches (the turn's points are lost); otherwise the seat chooses an op
 stays (banks the turn) or rolls the remaining dice, all ``dieCount`` of them again when it
 has used every die (hot dice).
 
+The move log stores a roll as ``{"roll": "112356"}``; :func:`parse_chance` reads it back.
+:func:`parse_move` reads only bots' replies, so a bot that sends a roll has sent no move
+(InvalidMoveError), not a move the rules forbid.
+
 Where the spec and the Go arena leave it open, this implementation decides:
 
 * **Ties.**  A game is won by the highest banked score; of equal scores, by the seat that
@@ -36,12 +40,14 @@ from merknera.games.base import (
     CHANCE,
     JSON,
     Announcement,
+    Calls,
     Game,
     IllegalMoveError,
     InvalidMoveError,
     JSONObject,
     Outcome,
     Seat,
+    Step,
 )
 from merknera.games.squelch.scoring import is_roll, scorings
 from merknera.games.squelch.state import (
@@ -59,6 +65,7 @@ from merknera.games.squelch.state import (
     state_from_json,
     state_to_json,
 )
+from merknera.games.wire import lowered, shorten
 
 _T = TypeVar("_T")
 
@@ -85,35 +92,51 @@ def move_bound(game_count: int, max_turns: int) -> int:
     return game_count * max_turns * 2 * MAX_ROLLS_PER_TURN
 
 
-def parse_move(reply: JSON) -> SquelchMove:
-    """Read ``{"take": "<option id>", "stay": true|false}`` as a :class:`Choice` (keys in any
-    case), or a stored chance move ``{"roll": "112356"}`` as its dice.
+def parse_move(reply: JSON) -> Choice:
+    """Read a bot's reply ``{"take": "<option id>", "stay": true|false}`` as a :class:`Choice`
+    (keys in any case, see :mod:`merknera.games.wire`).
+
+    A roll is never a bot's move: the platform draws the dice (:func:`parse_chance` reads the
+    rolls of the move log).
 
     :raises InvalidMoveError: for anything else, with what was wrong.
     """
     if not isinstance(reply, dict):
         raise InvalidMoveError('expected an object {"take": "<option id>", "stay": true or '
-                               f'false}}, got {_short(reply)}')
-    fields = {key.lower(): value for key, value in reply.items()}
+                               f'false}}, got {shorten(reply)}')
+    fields = lowered(reply)
     if "take" not in fields:
-        roll = fields.get("roll")
-        if roll is not None and "stay" not in fields:
-            if not is_roll(roll):
-                raise InvalidMoveError(f'"roll" must be 1-6 sorted dice, got {_short(roll)}')
-            assert isinstance(roll, str)
-            return roll
-        raise InvalidMoveError(f'the reply has no "take" (the id of an option): {_short(reply)}')
+        if "roll" in fields:
+            # The shape of a stored roll: the bot has mistaken what it is asked for, so say
+            # so rather than only that "take" is missing.
+            raise InvalidMoveError(
+                'the reply has no "take" (the id of an option) but a "roll": a bot chooses '
+                f'one of the options and the platform rolls the dice, got {shorten(reply)}')
+        raise InvalidMoveError(f'the reply has no "take" (the id of an option): {shorten(reply)}')
     take = fields["take"]
     if not isinstance(take, str):
         raise InvalidMoveError(
-            f'"take" must be a string, the id of an option such as "0", got {_short(take)}')
+            f'"take" must be a string, the id of an option such as "0", got {shorten(take)}')
     if "stay" not in fields:
         raise InvalidMoveError('the reply has no "stay" (true to bank the turn, false to roll '
-                               f'again): {_short(reply)}')
+                               f'again): {shorten(reply)}')
     stay = fields["stay"]
     if not isinstance(stay, bool):
-        raise InvalidMoveError(f'"stay" must be true or false, got {_short(stay)}')
+        raise InvalidMoveError(f'"stay" must be true or false, got {shorten(stay)}')
     return Choice(take, stay)
+
+
+def parse_chance(stored: JSON) -> str:
+    """Read a roll of the move log, ``{"roll": "112356"}`` (what :meth:`Squelch.move_to_wire`
+    makes of it, so exactly that key), as its dice.
+
+    :raises InvalidMoveError: for anything else, a bot's choice included.
+    """
+    roll = stored.get("roll") if isinstance(stored, dict) and len(stored) == 1 else None
+    if not isinstance(roll, str) or not is_roll(roll):
+        raise InvalidMoveError('a stored roll is {"roll": "<1-6 sorted dice>"}, not '
+                               f"{shorten(stored)}")
+    return roll
 
 
 class Squelch(Game[SquelchState, SquelchMove]):
@@ -121,15 +144,12 @@ class Squelch(Game[SquelchState, SquelchMove]):
 
     mnemonic = "SQUELCH"
     name = "Squelch"
-    prefix = "Squelch"
+    calls = Calls("Squelch", game_id="matchid", open="MatchStart", complete="MatchEnd")
     min_seats = 2
     max_seats = MAX_SEATS
     max_moves = move_bound(MAX_GAME_COUNT, MAX_TURN_LIMIT)
     """For the largest settings allowed (see :func:`move_bound`)."""
     default_settings: Mapping[str, JSON] = DEFAULT_SETTINGS.to_json()
-    id_param = "matchid"
-    new_game_method = "MatchStart"
-    complete_method = "MatchEnd"
 
     # -- rules -------------------------------------------------------------------------
 
@@ -160,7 +180,13 @@ class Squelch(Game[SquelchState, SquelchMove]):
                      for option in turn.options for stay in (True, False))
 
     def apply(self, state: SquelchState, seat: Seat, move: SquelchMove) -> SquelchState:
-        return self._advance(state, seat, move)[0]
+        return self.step(state, seat, move).state
+
+    def step(self, state: SquelchState, seat: Seat, move: SquelchMove) -> Step[SquelchState]:
+        """The state after ``move`` and its announcements, from one :meth:`_advance` (the
+        announcements fall out of working the move out)."""
+        after, notes = self._advance(state, seat, move)
+        return Step(after, tuple(notes))
 
     def sample_chance(self, state: SquelchState, rng: random.Random) -> str:
         """The next roll: the turn's dice, each ``rng.randint(1, 6)``, sorted."""
@@ -210,7 +236,7 @@ class Squelch(Game[SquelchState, SquelchMove]):
         option = next((o for o in turn.options if o.id == move.take), None)
         if option is None:
             ids = ", ".join(o.id for o in turn.options)
-            raise IllegalMoveError(f"there is no option {_short(move.take)} for the roll "
+            raise IllegalMoveError(f"there is no option {shorten(move.take)} for the roll "
                                    f"{turn.roll}; the options are {ids}")
         rolls = (*turn.rolls, RollRecord(turn.roll, option.dice, option.points))
         turn = replace(turn, points=turn.points + option.points, rolls=rolls, roll=None,
@@ -228,7 +254,7 @@ class Squelch(Game[SquelchState, SquelchMove]):
                                    "are to be rolled")
         if not isinstance(roll, str) or not is_roll(roll, turn.dice):
             raise IllegalMoveError(f"a roll here is {turn.dice} sorted dice 1-6, not "
-                                   f"{_short(roll)}")
+                                   f"{shorten(roll)}")
         found = scorings(roll)
         if not found:
             squelch = Announcement(turn.seat, "Squelch", {
@@ -294,6 +320,9 @@ class Squelch(Game[SquelchState, SquelchMove]):
     def parse_move(self, reply: JSON) -> SquelchMove:
         return parse_move(reply)
 
+    def parse_chance(self, stored: JSON) -> SquelchMove:
+        return parse_chance(stored)
+
     # -- the wire view -------------------------------------------------------------------
 
     def new_game_params(self, state: SquelchState, seat: Seat) -> JSONObject:
@@ -310,8 +339,11 @@ class Squelch(Game[SquelchState, SquelchMove]):
     def announcements(self, before: SquelchState, seat: Seat, move: SquelchMove,
                       after: SquelchState) -> Sequence[Announcement]:
         """Squelch after a roll that scores nothing; TurnStart when a turn begins; GameEnd
-        to every seat when a game ends, then GameStart and TurnStart of the next one."""
-        return self._advance(before, seat, move)[1]
+        to every seat when a game ends, then GameStart and TurnStart of the next one.
+
+        ``after`` is not read: the calls are worked out again from ``before`` (the runner
+        calls :meth:`step` instead, which does it once)."""
+        return self.step(before, seat, move).announcements
 
     def next_move_params(self, state: SquelchState, seat: Seat) -> JSONObject:
         """The spec's choose: the roll and its options, with the game and turn ids."""
@@ -347,7 +379,7 @@ class Squelch(Game[SquelchState, SquelchMove]):
         option = None if turn is None else next(
             (o for o in turn.options if o.id == move.take), None)
         if turn is None or option is None:
-            return f"takes {_short(move.take)} (no such option)"
+            return f"takes {shorten(move.take)} (no such option)"
         total = turn.points + option.points
         taken = f"takes {option.dice} for {option.points}"
         if move.stay or len(turn.rolls) + 1 >= MAX_ROLLS_PER_TURN:
@@ -398,8 +430,3 @@ def _turn_start(state: SquelchState) -> Announcement:
 
 def _put(values: tuple[_T, ...], index: int, value: _T) -> tuple[_T, ...]:
     return (*values[:index], value, *values[index + 1:])
-
-
-def _short(value: object, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."

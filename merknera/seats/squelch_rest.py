@@ -1,0 +1,195 @@
+"""Seats that speak the Squelchbot REST API (``seeds/000_*``; ``research/seed-systems.md`` b.2).
+
+The platform is the arena: it calls the bot's base URL (its ``rpcendpoint``) with the
+spec's paths and bodies, ``PUT`` for every game call and ``GET /bot/info`` as the ping.
+The game's calls map one to one onto the spec's (PROTOCOL.md section 4 names them after
+it), the ids moving from params into the path:
+
+=================  ===========================================================
+``MatchStart``     ``PUT /match/{m}/start``  dieCount, maxPoints, gameCount, ...
+``GameStart``      ``PUT /match/{m}/game/{g}/start``  (no body)
+``TurnStart``      ``PUT /match/{m}/game/{g}/turn/{t}/start``
+``NextMove``       ``PUT /match/{m}/game/{g}/turn/{t}/choose`` -> {take, stay}
+``Squelch``        ``PUT /match/{m}/game/{g}/turn/{t}/squelch``
+``GameEnd``        ``PUT /match/{m}/game/{g}/end``
+``MatchEnd``       ``PUT /match/{m}/end``
+=================  ===========================================================
+
+The match id is the platform's game id.  The spec has no call for the platform's
+``Error``: a REST bot learns of a fault only from its game's log and pages.  Every call has
+the spec's per-call limit (``rest_call_timeout``, 1 s unless the operator sets it per game),
+and a call whose connection drops is sent again with the same URL and body, which the
+spec requires bots to take (its calls are idempotent).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+from dataclasses import dataclass
+
+from merknera.botclient import BotClient, CallResult, PlatformResourceError, preview, with_fault
+from merknera.config import Config
+from merknera.games import JSON, AnyGame
+from merknera.protocol import jsonrpc
+from merknera.protocol.excerpt import excerpt
+from merknera.protocol.faults import FaultKind
+from merknera.seats.base import SeatCall, Transport
+from merknera.store.bots import Bot
+
+log = logging.getLogger(__name__)
+
+INFO_PATH = "/bot/info"
+
+SELF_NAME_CHARS = 20
+"""The spec's longest bot name in ``/bot/info``; a longer one is cut."""
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+@dataclass(frozen=True)
+class _Route:
+    """Where a call goes and which of its params make the body."""
+
+    path: str
+    """The spec's path, with ``{matchId}``, ``{gameId}`` and ``{turnId}`` to fill in."""
+    body: tuple[str, ...] | None
+    """The body's keys, in the spec's order; None for a call without a body."""
+
+    def url_path(self, call: SeatCall) -> str:
+        """The path of this call: the match id is the platform's game id; the game and
+        turn ids are the call's ``gameid`` and ``turnid`` params."""
+        return self.path.format_map(_Ids(call))
+
+
+class _Ids(dict[str, int]):
+    def __init__(self, call: SeatCall) -> None:
+        super().__init__()
+        self._call = call
+
+    def __missing__(self, key: str) -> int:
+        if key == "matchId":
+            return self._call.game_id
+        value = self._call.params.get(key.lower())
+        if not isinstance(value, int) or isinstance(value, bool):
+            # The game makes these params: anything else is the platform's bug.
+            raise ValueError(f"the Squelch call {self._call.name} has no integer {key}")
+        return value
+
+
+_ROUTES: dict[str, _Route] = {
+    "MatchStart": _Route("/match/{matchId}/start",
+                         ("dieCount", "maxPoints", "gameCount", "yourBotIndex", "botNames")),
+    "GameStart": _Route("/match/{matchId}/game/{gameId}/start", None),
+    "TurnStart": _Route("/match/{matchId}/game/{gameId}/turn/{turnId}/start",
+                        ("startPoints", "otherPlayerTurns", "isFinalRound")),
+    "NextMove": _Route("/match/{matchId}/game/{gameId}/turn/{turnId}/choose",
+                       ("dieValues", "options")),
+    "Squelch": _Route("/match/{matchId}/game/{gameId}/turn/{turnId}/squelch", ("dieValues",)),
+    "GameEnd": _Route("/match/{matchId}/game/{gameId}/end",
+                      ("finalPlayerTurns", "winnerBotIndex")),
+    "MatchEnd": _Route("/match/{matchId}/end", ("winsByBotIndex",)),
+}
+"""Squelch's calls by the game's names for them (merknera.games.squelch)."""
+
+
+class SquelchRestTransport(Transport):
+    """Bots of ``protocol: "squelch-rest"``: Squelch only."""
+
+    ping_name = f"GET {INFO_PATH}"
+
+    def __init__(self, client: BotClient, config: Config) -> None:
+        self._client = client
+        self._config = config
+
+    def _limit(self, mnemonic: str) -> float:
+        return self._config.rules_for(mnemonic).rest_call_timeout
+
+    def describe(self, game: AnyGame, name: str) -> str:
+        route = _ROUTES.get(name)
+        return name if route is None else f"PUT {route.path}"
+
+    async def ask(self, bot: Bot, game: AnyGame, call: SeatCall,
+                  time_limit: float) -> CallResult:
+        route = _route(call)
+        if route is None:
+            raise ValueError(f"the Squelchbot API has no call {call.name!r}")
+        path, body = _request(route, call)
+        raw = await self._client.exchange(bot.endpoint, bot.secret, "PUT", path, body,
+                                          self._limit(game.mnemonic))
+        # The move log keeps the call as a whole, its path too (the body alone says
+        # neither the match nor the turn).
+        raw = dataclasses.replace(raw, request=jsonrpc.dumps(
+            {"method": "PUT", "path": path, "body": _body(route, call)}))
+        if raw.fault is not None or raw.reply is None:
+            return raw
+        if raw.status != 200:
+            return with_fault(raw, FaultKind.HTTP_STATUS,
+                              f"HTTP status {raw.status} to PUT {path}: "
+                              f"{preview(raw.reply)}")
+        if call.name != game.calls.move:
+            return raw  # a 200 is all the spec asks of the other calls
+        try:
+            result = jsonrpc.loads(raw.reply)
+        except jsonrpc.EnvelopeError as exc:
+            return with_fault(raw, FaultKind.MALFORMED_REPLY,
+                              f"the choose reply is not JSON: {excerpt(str(exc))}")
+        return CallResult(request=raw.request, result=result, reply=raw.reply,
+                          status=raw.status, latency=raw.latency)
+
+    async def tell(self, bot: Bot, game: AnyGame, call: SeatCall,
+                   time_limit: float) -> CallResult:
+        route = _route(call)
+        if route is None:
+            # The platform's Error (and any call the spec lacks) has no REST form.
+            return CallResult(request=b"")
+        path, body = _request(route, call)
+        try:
+            return await self._client.exchange(bot.endpoint, bot.secret, "PUT", path, body,
+                                                self._limit(game.mnemonic))
+        except PlatformResourceError as exc:
+            log.warning("PUT %s not sent: %s", path, exc)
+            return CallResult(request=body)
+
+    async def ping(self, bot: Bot) -> CallResult:
+        """``GET /bot/info``: a 200 means online; its ``name`` (cut to the spec's 20
+        characters, control characters removed) is the result, when it gives one."""
+        raw = await self._client.exchange(bot.endpoint, bot.secret, "GET", INFO_PATH, b"",
+                                          self._limit(bot.game))
+        if raw.fault is not None or raw.reply is None:
+            return raw
+        if raw.status != 200:
+            return with_fault(raw, FaultKind.HTTP_STATUS, f"HTTP status {raw.status}")
+        return CallResult(request=raw.request, result=self_name(raw.reply), reply=raw.reply,
+                          status=raw.status, latency=raw.latency)
+
+
+def self_name(reply: bytes) -> str | None:
+    """The name in a ``/bot/info`` reply ``{"name": "somebot v1.0"}``, if it has one."""
+    try:
+        info = jsonrpc.loads(reply)
+    except jsonrpc.EnvelopeError:
+        return None
+    name: JSON = info.get("name") if isinstance(info, dict) else None
+    if not isinstance(name, str):
+        return None
+    name = _CONTROL.sub("", name).strip()[:SELF_NAME_CHARS].strip()
+    return name or None
+
+
+def _route(call: SeatCall) -> _Route | None:
+    return _ROUTES.get(call.name)
+
+
+def _body(route: _Route, call: SeatCall) -> JSON:
+    """The call's body as JSON (None for a call without one)."""
+    if route.body is None:
+        return None
+    return {key: call.params.get(key) for key in route.body}
+
+
+def _request(route: _Route, call: SeatCall) -> tuple[str, bytes]:
+    """The call's path and body."""
+    body = _body(route, call)
+    return route.url_path(call), b"" if body is None else jsonrpc.dumps(body)
