@@ -7,7 +7,7 @@ it), the ids moving from params into the path:
 
 =================  ===========================================================
 ``MatchStart``     ``PUT /match/{m}/start``  dieCount, maxPoints, gameCount, ...
-``GameStart``      ``PUT /match/{m}/game/{g}/start``  (no body)
+``GameStart``      ``PUT /match/{m}/game/{g}/start``  (``{}``: the spec has no body)
 ``TurnStart``      ``PUT /match/{m}/game/{g}/turn/{t}/start``
 ``NextMove``       ``PUT /match/{m}/game/{g}/turn/{t}/choose`` -> {take, stay}
 ``Squelch``        ``PUT /match/{m}/game/{g}/turn/{t}/squelch``
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from merknera.botclient import BotClient, CallResult, PlatformResourceError, preview, with_fault
 from merknera.config import Config
-from merknera.games import JSON, AnyGame
+from merknera.games import JSON, AnyGame, JSONObject
 from merknera.protocol import jsonrpc
 from merknera.protocol.excerpt import excerpt
 from merknera.protocol.faults import FaultKind
@@ -54,8 +54,11 @@ class _Route:
 
     path: str
     """The spec's path, with ``{matchId}``, ``{gameId}`` and ``{turnId}`` to fill in."""
-    body: tuple[str, ...] | None
-    """The body's keys, in the spec's order; None for a call without a body."""
+    body: tuple[str, ...]
+    """The body's keys, in the spec's order.  A call the spec gives no body gets ``{}``
+    as JSON: bots built on frameworks that read every PUT as JSON refuse anything else
+    (CherryPy's ``json_in``, which ``rmpacheco/py-squelch-bot`` uses, answers 411 without
+    a length, 415 for an empty body of another type and 400 for an empty JSON one)."""
 
     def url_path(self, call: SeatCall) -> str:
         """The path of this call: the match id is the platform's game id; the game and
@@ -81,7 +84,7 @@ class _Ids(dict[str, int]):
 _ROUTES: dict[str, _Route] = {
     "MatchStart": _Route("/match/{matchId}/start",
                          ("dieCount", "maxPoints", "gameCount", "yourBotIndex", "botNames")),
-    "GameStart": _Route("/match/{matchId}/game/{gameId}/start", None),
+    "GameStart": _Route("/match/{matchId}/game/{gameId}/start", ()),
     "TurnStart": _Route("/match/{matchId}/game/{gameId}/turn/{turnId}/start",
                         ("startPoints", "otherPlayerTurns", "isFinalRound")),
     "NextMove": _Route("/match/{matchId}/game/{gameId}/turn/{turnId}/choose",
@@ -130,11 +133,14 @@ class SquelchRestTransport(Transport):
                               f"{preview(raw.reply)}")
         if call.name != game.calls.move:
             return raw  # a 200 is all the spec asks of the other calls
+        if not raw.reply.strip():
+            return with_fault(raw, FaultKind.MALFORMED_REPLY, "the choose reply is empty; "
+                              'expected {"take": "<option id>", "stay": true or false}')
         try:
             result = jsonrpc.loads(raw.reply)
         except jsonrpc.EnvelopeError as exc:
             return with_fault(raw, FaultKind.MALFORMED_REPLY,
-                              f"the choose reply is not JSON: {excerpt(str(exc))}")
+                              f"the choose reply: {excerpt(str(exc))}")
         return CallResult(request=raw.request, result=result, reply=raw.reply,
                           status=raw.status, latency=raw.latency)
 
@@ -182,14 +188,11 @@ def _route(call: SeatCall) -> _Route | None:
     return _ROUTES.get(call.name)
 
 
-def _body(route: _Route, call: SeatCall) -> JSON:
-    """The call's body as JSON (None for a call without one)."""
-    if route.body is None:
-        return None
+def _body(route: _Route, call: SeatCall) -> JSONObject:
+    """The call's body, the spec's keys from the call's params."""
     return {key: call.params.get(key) for key in route.body}
 
 
 def _request(route: _Route, call: SeatCall) -> tuple[str, bytes]:
     """The call's path and body."""
-    body = _body(route, call)
-    return route.url_path(call), b"" if body is None else jsonrpc.dumps(body)
+    return route.url_path(call), jsonrpc.dumps(_body(route, call))
