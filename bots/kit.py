@@ -97,6 +97,18 @@ def verify(secret: str, timestamp: str, body: bytes, signature: str, *,
                                signature.encode("utf-8", errors="replace"))
 
 
+def unsigned(secret: str, request: web.Request, body: bytes) -> web.Response | None:
+    """A 401 for a request whose signature headers do not verify with ``secret`` (see
+    :func:`verify`), or None for a signed one."""
+    timestamp = request.headers.get(TIMESTAMP_HEADER, "")
+    signature = request.headers.get(SIGNATURE_HEADER, "")
+    if verify(secret, timestamp, body, signature):
+        return None
+    logger.warning("refused a call with a bad, old or missing signature from %s",
+                   request.remote)
+    return web.Response(status=401, text="bad, old or missing X-Merknera-Signature\n")
+
+
 class ReplayGuard:
     """The signatures of the calls taken lately: a call whose signature was seen within
     the window is a replay, refused even though its signature is right.
@@ -277,13 +289,11 @@ class Bot:
         # start games (and sign their calls) the moment the registration commits, before the
         # reply has reached us.
         if self.secret is not None:
+            refused = unsigned(self.secret, request, body)
+            if refused is not None:
+                return refused
             timestamp = request.headers.get(TIMESTAMP_HEADER, "")
             signature = request.headers.get(SIGNATURE_HEADER, "")
-            if not verify(self.secret, timestamp, body, signature):
-                logger.warning("refused a call with a bad, old or missing signature from %s",
-                               request.remote)
-                return web.Response(status=401, text="bad, old or missing "
-                                                     "X-Merknera-Signature\n")
             if not self._replays.first_time(signature, timestamp):
                 logger.warning("refused a replayed call from %s", request.remote)
                 return web.Response(status=401, text="this call was taken before (a replay)\n")

@@ -12,7 +12,7 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import TestClient
+from aiohttp.test_utils import TestClient, TestServer
 from pytest_aiohttp import AiohttpClient, AiohttpServer
 
 from bots.kit import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
@@ -232,8 +232,8 @@ async def test_matches_remembered_are_capped(aiohttp_client: AiohttpClient) -> N
     assert bot.matches == 2
 
 
-async def test_register_sends_the_protocol_only_when_given(
-        aiohttp_server: AiohttpServer) -> None:
+async def registrar(aiohttp_server: AiohttpServer) -> tuple[TestServer, list[dict[str, Any]]]:
+    """A platform's /rpc that takes every registration; and the params of those it took."""
     seen: list[dict[str, Any]] = []
 
     async def rpc(request: web.Request) -> web.Response:
@@ -244,7 +244,12 @@ async def test_register_sends_the_protocol_only_when_given(
 
     app = web.Application()
     app.router.add_post("/rpc", rpc)
-    platform = await aiohttp_server(app)
+    return await aiohttp_server(app), seen
+
+
+async def test_register_sends_the_protocol_only_when_given(
+        aiohttp_server: AiohttpServer) -> None:
+    platform, seen = await registrar(aiohttp_server)
     for protocol in (None, "squelch-rest"):
         await register(str(platform.make_url("/")), token="t", botname="b", botversion="1",
                        game="SQUELCH", rpcendpoint="http://127.0.0.1:1", protocol=protocol)
@@ -254,17 +259,7 @@ async def test_register_sends_the_protocol_only_when_given(
 
 async def test_the_command_line_registers_its_base_url_and_serves(
         aiohttp_server: AiohttpServer) -> None:
-    seen: list[dict[str, Any]] = []
-
-    async def rpc(request: web.Request) -> web.Response:
-        call = await request.json()
-        seen.append(call["params"])
-        return web.json_response({"jsonrpc": "2.0", "id": call["id"],
-                                  "result": {"message": "Hello", "secret": SECRET}})
-
-    app = web.Application()
-    app.router.add_post("/rpc", rpc)
-    platform = await aiohttp_server(app)
+    platform, seen = await registrar(aiohttp_server)
     async with bot_process("bots.squelch_rest", "--strategy", "random", "--seed", "1",
                            "--platform", str(platform.make_url("/")), "--token", "t0k3n",
                            "--port", "0") as process:
