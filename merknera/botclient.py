@@ -43,6 +43,9 @@ log = logging.getLogger(__name__)
 
 _request_ids = itertools.count(1)
 
+PING_METHOD = "Status.Ping"
+"""The JSON-RPC ping (PROTOCOL.md section 2)."""
+
 RESOURCE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
 """Errors that mean the platform, not the bot, is out of something."""
 
@@ -78,7 +81,8 @@ class CallResult:
     """The end of one call to a bot."""
 
     request: bytes
-    """The request body as sent."""
+    """The request as sent, for the move log: a JSON-RPC call's body; a REST call's method,
+    path and body (see merknera.seats.squelch_rest)."""
     result: JSON = None
     """The reply's ``result`` (meaningful only when ``fault`` is None)."""
     fault: Fault | None = None
@@ -195,7 +199,7 @@ class BotClient:
         The body is read (within the size cap) but not judged: Merknera's bots answer
         ``{"ping": "OK"}``, ``{"status": "OK"}`` or ``"OK"``, and all of them are alive.
         """
-        body = jsonrpc.encode_call("Status.Ping", None, next_request_id())
+        body = jsonrpc.encode_call(PING_METHOD, None, next_request_id())
         raw = await self._post(endpoint, secret, body, self._config.ping_timeout, retry=True)
         if raw.fault is None and raw.status != 200:
             return with_fault(raw, FaultKind.HTTP_STATUS, f"HTTP status {raw.status}")
@@ -215,7 +219,7 @@ class BotClient:
             return CallResult(request=body)
 
     async def exchange(self, endpoint: str, secret: str, http_method: str, path: str,
-                       body: bytes, time_limit: float, *, retry: bool = True) -> CallResult:
+                       body: bytes, time_limit: float) -> CallResult:
         """One signed HTTP request to ``path`` under a bot's base URL ``endpoint`` (a bot
         that speaks a game's own REST API), and its raw reply: faults only for transport
         failures, the status and body for the caller to judge.
@@ -226,7 +230,7 @@ class BotClient:
         :raises PlatformResourceError: if the platform is out of descriptors or memory.
         """
         url = endpoint.rstrip("/") + path
-        return await self._post(endpoint, secret, body, time_limit, retry,
+        return await self._post(endpoint, secret, body, time_limit, retry=True,
                                 method=http_method, url=url)
 
     async def _post(self, endpoint: str, secret: str, body: bytes, time_limit: float,

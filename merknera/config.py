@@ -248,7 +248,7 @@ def _validate(config: Config) -> Config:
 
     need(0 <= config.port <= 65535, "port", "must be between 0 and 65535")
     for key in ("connect_timeout", "move_timeout", "ping_timeout", "notify_timeout",
-                "announce_timeout",
+                "announce_timeout", "rest_call_timeout",
                 "ping_interval", "offline_retry_min", "offline_retry_max"):
         need(getattr(config, key) > 0, key, "must be greater than 0")
     need(config.offline_grace >= 0, "offline_grace", "must not be negative")
@@ -282,9 +282,13 @@ def _validate(config: Config) -> Config:
         except ValueError as exc:
             raise ConfigError(f"allowed_networks: {net!r} is not a network ({exc})") from None
     for mnemonic, rules in config.games.items():
-        if rules.move_timeout <= 0 or rules.max_strikes < 1 or rules.rest_call_timeout <= 0:
-            raise ConfigError(f"games.{mnemonic}: move_timeout and rest_call_timeout must be "
-                              "> 0 and max_strikes at least 1")
+        for key, ok, why in (("move_timeout", rules.move_timeout > 0, "greater than 0"),
+                             ("rest_call_timeout", rules.rest_call_timeout > 0,
+                              "greater than 0"),
+                             ("max_strikes", rules.max_strikes >= 1, "at least 1")):
+            if not ok:
+                raise ConfigError(f"games.{mnemonic}.{key} = {getattr(rules, key)!r}: "
+                                  f"must be {why}")
     return config
 
 

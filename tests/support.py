@@ -185,3 +185,42 @@ async def until(condition: Callable[[], bool | Awaitable[bool]], within: float =
             if await held if inspect.isawaitable(held) else held:
                 return
             await asyncio.sleep(every)
+
+
+@dataclasses.dataclass
+class InfoBot:
+    """A real HTTP bot of the Squelchbot REST API (``protocol: "squelch-rest"``) that is
+    only ever pinged: ``GET /bot/info`` answers ``{"name": name}``, an HTTP ``status``
+    other than 200, or drops the connection; every other request gets an empty 200.
+
+    Register it at its base URL (``server.make_url("")``).  Change ``name``, ``status`` or
+    ``drop`` between pings to script what the next ping hears.
+    """
+
+    name: JSON = "infobot"
+    status: int = 200
+    drop: bool = False
+    heard: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    """(method, path with its query) of every request, in the order they came."""
+
+    def app(self) -> web.Application:
+        """The bot's aiohttp application (serve it with the aiohttp_server fixture)."""
+        app = web.Application()
+        app.router.add_route("*", "/{path:.*}", self._handle)
+        return app
+
+    def pings(self) -> int:
+        """How many ``GET /bot/info`` requests came in."""
+        return self.heard.count(("GET", "/bot/info"))
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        self.heard.append((request.method, request.raw_path))
+        if self.drop:
+            assert request.transport is not None
+            request.transport.close()
+            return web.Response()
+        if (request.method, request.raw_path) != ("GET", "/bot/info"):
+            return web.Response()
+        if self.status != 200:
+            return web.Response(status=self.status, text="the bot is down")
+        return web.json_response({"name": self.name})

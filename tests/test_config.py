@@ -215,6 +215,8 @@ INVALID_VALUES = [
     ("negative connect timeout", {"MERKNERA_CONNECT_TIMEOUT": "-0.5"}, "connect_timeout"),
     ("negative ping timeout", {"MERKNERA_PING_TIMEOUT": "-2"}, "ping_timeout"),
     ("negative notify timeout", {"MERKNERA_NOTIFY_TIMEOUT": "-2"}, "notify_timeout"),
+    ("zero rest call timeout", {"MERKNERA_REST_CALL_TIMEOUT": "0"}, "rest_call_timeout"),
+    ("negative rest call timeout", {"MERKNERA_REST_CALL_TIMEOUT": "-1"}, "rest_call_timeout"),
     ("zero ping interval", {"MERKNERA_PING_INTERVAL": "0"}, "ping_interval"),
     ("negative grace", {"MERKNERA_OFFLINE_GRACE": "-1"}, "offline_grace"),
     ("retry max below min", {"MERKNERA_OFFLINE_RETRY_MIN": "10",
@@ -269,6 +271,10 @@ FILE_ERRORS = [
     ("unknown game key", "[games.TICTACTOE]\nmove_timout = 2\n", "move_timout"),
     ("game timeout zero", "[games.TICTACTOE]\nmove_timeout = 0\n", "games.TICTACTOE"),
     ("game strikes zero", "[games.TICTACTOE]\nmax_strikes = 0\n", "games.TICTACTOE"),
+    ("game rest timeout zero", "[games.SQUELCH]\nrest_call_timeout = 0\n",
+     "games.SQUELCH.rest_call_timeout"),
+    ("game rest timeout a string", '[games.SQUELCH]\nrest_call_timeout = "x"\n',
+     "rest_call_timeout from "),
     ("game strikes a bool", "[games.TICTACTOE]\nmax_strikes = true\n", "max_strikes"),
     ("game timeout a string", '[games.TICTACTOE]\nmove_timeout = "x"\n', "move_timeout"),
 ]
@@ -325,3 +331,74 @@ def test_config_error_is_a_value_error() -> None:
 def test_an_infinite_connect_timeout_is_refused(toml: Path) -> None:
     with pytest.raises(ConfigError, match="connect_timeout"):
         load_config(toml, environ={"MERKNERA_CONNECT_TIMEOUT": "inf"})
+
+
+# -- rest_call_timeout: global, and per game ------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "-0.25"])
+@pytest.mark.parametrize("source", ["environment", "file", "override"])
+def test_a_rest_call_timeout_that_is_not_positive_is_refused(toml: Path, source: str,
+                                                             value: str) -> None:
+    environ: dict[str, str] = {}
+    overrides: dict[str, object] = {}
+    if source == "environment":
+        environ["MERKNERA_REST_CALL_TIMEOUT"] = value
+    elif source == "file":
+        write(toml, f"rest_call_timeout = {value}\n")
+    else:
+        overrides["rest_call_timeout"] = value
+    with pytest.raises(ConfigError) as caught:
+        load_config(toml, environ=environ, overrides=overrides)
+    assert str(caught.value) == (f"rest_call_timeout = {float(value)!r}: "
+                                 "must be greater than 0")
+
+
+@pytest.mark.parametrize(("value", "shown"), [("0", "0.0"), ("-2", "-2.0")])
+@pytest.mark.parametrize("source", ["file", "environment", "--games"])
+def test_a_per_game_rest_call_timeout_that_is_not_positive_is_refused(
+        toml: Path, source: str, value: str, shown: str) -> None:
+    environ: dict[str, str] = {}
+    overrides: dict[str, object] = {}
+    if source == "file":
+        write(toml, f"[games.SQUELCH]\nrest_call_timeout = {value}\n")
+    elif source == "environment":
+        environ["MERKNERA_GAMES"] = f"SQUELCH.rest_call_timeout={value}"
+    else:
+        overrides["games"] = [f"SQUELCH.rest_call_timeout={value}"]
+    with pytest.raises(ConfigError) as caught:
+        load_config(toml, environ=environ, overrides=overrides)
+    assert str(caught.value) == (f"games.SQUELCH.rest_call_timeout = {shown}: "
+                                 "must be greater than 0")
+
+
+def test_a_per_game_rest_call_timeout_and_the_global_default(toml: Path) -> None:
+    write(toml, """
+rest_call_timeout = 2.5
+[games.SQUELCH]
+rest_call_timeout = 0.4
+[games.TICTACTOE]
+max_strikes = 2
+""")
+    config = load_config(toml, environ={})
+    assert config.rest_call_timeout == 2.5
+    assert config.rules_for("SQUELCH").rest_call_timeout == 0.4
+    # A game's table without the key, and a game without a table, get the global value.
+    assert config.rules_for("TICTACTOE") == GameRules(move_timeout=10.0, max_strikes=2,
+                                                      rest_call_timeout=2.5)
+    assert config.rules_for("KALAHA").rest_call_timeout == 2.5
+    # The global value set elsewhere than the file is the default of the tables too.
+    config = load_config(toml, environ={"MERKNERA_REST_CALL_TIMEOUT": "3"})
+    assert config.rules_for("TICTACTOE").rest_call_timeout == 3.0
+    assert config.rules_for("SQUELCH").rest_call_timeout == 0.4
+    config = load_config(toml, environ={"MERKNERA_REST_CALL_TIMEOUT": "3"},
+                         overrides={"rest_call_timeout": "1.5",
+                                    "games": ["SQUELCH.rest_call_timeout=0.75"]})
+    assert config.rules_for("KALAHA").rest_call_timeout == 1.5
+    assert config.rules_for("SQUELCH").rest_call_timeout == 0.75
+
+
+def test_the_default_rest_call_timeout_is_the_spec_s_second(toml: Path) -> None:
+    config = load_config(toml, environ={})
+    assert config.rest_call_timeout == 1.0
+    assert config.rules_for("SQUELCH").rest_call_timeout == 1.0

@@ -28,9 +28,17 @@ def shorten(value: object, limit: int = QUOTE) -> str:
 
     :raises ValueError: if ``limit`` cannot hold the ``"..."``.
     """
+    return cut(repr(value), limit)
+
+
+def cut(text: str, limit: int) -> str:
+    """``text``, cut to at most ``limit`` characters ending in ``"..."`` if too long (the one
+    place messages are shortened: :func:`shorten` and the protocol's excerpts use it).
+
+    :raises ValueError: if ``limit`` cannot hold the ``"..."``.
+    """
     if limit < len(_ELLIPSIS):
         raise ValueError(f"limit must be at least {len(_ELLIPSIS)}, got {limit}")
-    text = repr(value)
     return text if len(text) <= limit else text[: limit - len(_ELLIPSIS)] + _ELLIPSIS
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from merknera.games.wire import cut
+
 EXCERPT = 120
 """Characters of a bot's own text (a reply, an error message) quoted in a fault message
 or shown to others than the bot's owner."""
@@ -25,7 +27,7 @@ _ADDRESS_PATTERNS = (
 
 def excerpt(text: str, limit: int = EXCERPT) -> str:
     """``text`` shortened to at most ``limit`` characters, with "..." if it was cut."""
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return cut(text, limit)
 
 
 def without_addresses(text: str | None) -> str | None:

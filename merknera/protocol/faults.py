@@ -15,7 +15,8 @@ class FaultKind(enum.Enum):
     HTTP_STATUS = "HTTP_STATUS"
     """The bot answered with an HTTP status other than 200."""
     MALFORMED_REPLY = "MALFORMED_REPLY"
-    """The body is not a JSON-RPC reply to the call (bad JSON, wrong id, too large)."""
+    """The body is not a reply to the call on the bot's wire (bad JSON, a JSON-RPC reply with
+    the wrong id, too large)."""
     RPC_ERROR = "RPC_ERROR"
     """The bot answered with a JSON-RPC error."""
     INVALID_MOVE = "INVALID_MOVE"

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from merknera.games.base import JSON, JSONObject
+from merknera.protocol.excerpt import excerpt
 
 PARSE_ERROR: Final = -32700
 INVALID_REQUEST: Final = -32600
@@ -263,6 +264,5 @@ def _kind(value: JSON) -> str:
             int: "a number", float: "a number", type(None): "null"}[type(value)]
 
 
-def _clip(value: JSON, limit: int = 120) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _clip(value: JSON) -> str:
+    return excerpt(json.dumps(value, ensure_ascii=False))

@@ -31,9 +31,9 @@ STRIKE_FAULTS = frozenset({FaultKind.HTTP_STATUS, FaultKind.MALFORMED_REPLY, Fau
 FORFEIT_FAULTS: dict[FaultKind, Termination] = {
     FaultKind.TIMEOUT: Termination.TIMEOUT,
     FaultKind.UNREACHABLE: Termination.UNREACHABLE,
-    FaultKind.NOT_READY: Termination.NOT_READY,
 }
-"""Faults that forfeit the game at once."""
+"""Faults that forfeit the game at once (NOT_READY too, with every seat not ready: see
+:meth:`Play.advance`)."""
 
 
 class ReplayError(RuntimeError):
@@ -170,7 +170,7 @@ def replay(record: GameRecord, game: AnyGame, rules: GameRules, seated: list[Bot
         play.seq = stored.seq
         verdict: Verdict
         if stored.fault is not None:
-            verdict = Faulted(stored.fault, stored.fault_detail or stored.fault.value)
+            verdict = Faulted(stored.fault, stored.fault_detail or "")
         else:
             move = game.parse_logged(stored.seat, stored.move)
             if stored.seat == CHANCE:

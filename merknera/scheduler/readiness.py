@@ -20,6 +20,7 @@ from merknera.games import JSON, AnyGame, JSONObject
 from merknera.guard import AuthThrottle, Caller, same_host
 from merknera.protocol import jsonrpc
 from merknera.store import Database, logs, users
+from merknera.store.games import GameStatus
 from merknera.store.users import User
 
 
@@ -135,7 +136,7 @@ class ReadyService:
         if mnemonic != game.mnemonic:
             raise jsonrpc.RpcError(jsonrpc.UNKNOWN_GAME_ID,
                                    f"Game {game_id} is a {mnemonic} game, not {game.mnemonic}")
-        if status == "FINISHED":
+        if status is GameStatus.FINISHED:
             raise jsonrpc.RpcError(jsonrpc.NOT_ALLOWED, f"Game {game_id} has finished")
         recorded = settings.get("assets")
         for name, expected in sorted(self._assets.roles(game.mnemonic).items()):
@@ -147,7 +148,7 @@ class ReadyService:
                     f'The {name} file you hold (SHA1 {held[:64]}) is not the one of game '
                     f"{game_id}: {expected.name} has SHA1 {wanted}; download it again "
                     f"from {expected.name}'s URL in {game.calls.prefix}.{game.calls.open}")
-        if status == "RUNNING":
+        if status is GameStatus.RUNNING:
             return {"status": "OK"}  # it began already: a repeated Ready changes nothing
         seat = await self._identify(game_id, seats, botname, token, caller)
         def record(conn: sqlite3.Connection) -> None:
@@ -206,7 +207,7 @@ class ReadyService:
 
 
 def _game_seats(conn: sqlite3.Connection,
-                game_id: int) -> tuple[str, str, dict[str, JSON], list[_Seat]] | None:
+                game_id: int) -> tuple[str, GameStatus, dict[str, JSON], list[_Seat]] | None:
     row = conn.execute("SELECT game, status, settings FROM games WHERE id = ?",
                        (game_id,)).fetchone()
     if row is None:
@@ -216,4 +217,4 @@ def _game_seats(conn: sqlite3.Connection,
         "SELECT seats.seat, seats.bot_id, seats.ready, bots.name, bots.user_id FROM seats "
         "JOIN bots ON bots.id = seats.bot_id WHERE seats.game_id = ? ORDER BY seats.seat",
         (game_id,))]
-    return row["game"], row["status"], json.loads(row["settings"]), seats
+    return row["game"], GameStatus(row["status"]), json.loads(row["settings"]), seats

@@ -30,6 +30,7 @@ from merknera.guard.throttle import Buckets
 from merknera.names import BotName, NameRefusedError, check_bot_name, check_text
 from merknera.protocol import jsonrpc
 from merknera.protocol.bot_protocols import BotProtocol
+from merknera.protocol.excerpt import excerpt
 from merknera.protocol.signing import new_secret
 from merknera.scheduler.core import Scheduler
 from merknera.scheduler.roundrobin import registration_groups
@@ -98,7 +99,8 @@ class RegistrationRequest:
             if not isinstance(value, str):
                 raise RegistrationError(
                     jsonrpc.INVALID_PARAMS,
-                    f'The param "{name}" must be a string, got {jsonrpc.dumps(value)[:60]!r}')
+                    f'The param "{name}" must be a string, got '
+                    f'{excerpt(jsonrpc.dumps(value).decode(), 60)!r}')
             value = value.strip()
             if required and not value:
                 raise RegistrationError(jsonrpc.INVALID_PARAMS, f'The param "{name}" is empty')
@@ -182,6 +184,13 @@ class Registrar:
         except EndpointRefusedError as exc:
             raise RegistrationError(jsonrpc.ENDPOINT_REFUSED,
                                     f"The rpcendpoint was refused: {exc}") from None
+        if request.protocol is not BotProtocol.JSONRPC and (
+                "?" in request.rpcendpoint or "#" in request.rpcendpoint):
+            # The API's paths go after the base URL: a query or a fragment would swallow them.
+            raise RegistrationError(
+                jsonrpc.ENDPOINT_REFUSED,
+                f'The rpcendpoint of a "{request.protocol.value}" bot is its base URL, '
+                "without a query (?...) or a fragment (#...)")
         secret, stamp = new_secret(), now()
         settings = arena.new_game_settings(game.mnemonic)
         limit = arena.config.max_bots_per_user
@@ -314,6 +323,14 @@ def _reregister(conn: sqlite3.Connection, same: Bot, request: RegistrationReques
             jsonrpc.NOT_ALLOWED,
             f'"{same.name}" (version: {same.version}) is registered for {same.game}, '
             f"not {request.game}; register a new version to change its game")
+    if same.protocol is not request.protocol:
+        # Its unfinished games would go on over the other wire, whose opening calls the
+        # bot never had.
+        raise RegistrationError(
+            jsonrpc.NOT_ALLOWED,
+            f'"{same.name}" (version: {same.version}) speaks protocol '
+            f'"{same.protocol.value}", not "{request.protocol.value}"; register a new '
+            "version to change its protocol")
     bot = bots.update_registration(conn, same.id, meta)
     logs.add(conn, bot.id, f"Registered again: endpoint {meta.endpoint}")
     return bot

@@ -23,7 +23,6 @@ from merknera.endpoints import endpoint_addresses
 from merknera.events import GameFinished, MovePlayed
 from merknera.games import (
     CHANCE,
-    JSON,
     Announcement,
     JSONObject,
     MoveError,
@@ -59,7 +58,7 @@ class _Answer(enum.Enum):
     PREPARING = "PREPARING"
     UNREACHED = "UNREACHED"
     FAULTY = "FAULTY"
-    """Late, broken, or not a JSON-RPC reply (asked again a few times)."""
+    """Late, broken, or not a reply on the bot's wire (asked again a few times)."""
 
 
 _NEW_GAME_TRIES = 3
@@ -261,11 +260,15 @@ class GameRunner:
         if not late:
             return True
         game, calls = play.game, play.game.calls
+        faults = []
         for seat in late:
             wire = arena.seats.of(self._bot(play, seat))
             why = (f"did not answer {wire.describe(game, calls.open)} with READY nor call "
                    f"{wire.describe(game, calls.ready)} within {arena.config.ready_timeout:g} s")
-            await self._settle(play, seat, None, Faulted(FaultKind.NOT_READY, why))
+            faults.append((seat, None, Faulted(FaultKind.NOT_READY, why)))
+        # Stored together: a stop between two seats' rows would end a resumed game with
+        # only the first seat out, where this one ends with all of them out.
+        await self._faulted(play, faults)
         return False
 
     async def _new_game(self, play: Play, seat: Seat) -> _Answer:
@@ -280,7 +283,8 @@ class GameRunner:
         reply = await self._asking(lambda: arena.seats.ask(bot, game, call,
                                                            arena.config.notify_timeout))
         if reply.fault is not None and reply.fault.kind is FaultKind.UNREACHABLE:
-            arena.presence.went_unreachable(bot.id, f"NewGame: {reply.fault.message}")
+            opened = arena.seats.of(bot).describe(game, game.calls.open)
+            arena.presence.went_unreachable(bot.id, f"{opened}: {reply.fault.message}")
             return _Answer.UNREACHED
         if reply.status is not None:
             arena.presence.heard(bot.id)
@@ -346,33 +350,39 @@ class GameRunner:
         """Store what a call gave, let :meth:`Play.advance` decide what it does to the
         game, then make the calls that follow: the move's announcements, or the Error
         that tells a faulty bot its strike or forfeit.  False if the game is gone."""
-        game = play.game
         if isinstance(verdict, Played):
-            if not await self._store(play, seat, move=game.move_to_wire(verdict.move),
-                                     reply=reply):
+            if not await self._store(play, [(seat, reply, verdict)]):
                 return False
             play.advance(seat, verdict)
             await self._announce(play, verdict.step.announcements)
             return True
-        if not await self._store(play, seat, fault=verdict.kind, detail=verdict.message,
-                                 reply=reply):
+        return await self._faulted(play, [(seat, reply, verdict)])
+
+    async def _faulted(self, play: Play,
+                       faults: Sequence[tuple[Seat, CallResult | None, Faulted]]) -> bool:
+        """Store faults, let :meth:`Play.advance` strike or forfeit each seat, and tell each
+        bot what its fault cost; False if the game is gone."""
+        if not await self._store(play, faults):
             return False
-        consequence = play.advance(seat, verdict)
-        assert consequence is not None
-        bot = self._bot(play, seat)
-        text = f"{verdict.message} ({consequence.describe()})"
-        await logs.write(self._arena.db, bot.id, f"Fault {verdict.kind.value} "
-                                                 f"(gameId: {self._game_id}): {text}",
-                         self._game_id)
-        params: JSONObject = game.error_params(play.state, seat)
-        params.update({"message": text, "errorcode": verdict.kind.error_code})
-        self._arena.notifier.send(bot, game, [SeatCall(self._game_id, game.calls.error, params)])
+        game = play.game
+        for seat, _, verdict in faults:
+            consequence = play.advance(seat, verdict)
+            assert consequence is not None
+            bot = self._bot(play, seat)
+            text = f"{verdict.message} ({consequence.describe()})"
+            await logs.write(self._arena.db, bot.id, f"Fault {verdict.kind.value} "
+                                                     f"(gameId: {self._game_id}): {text}",
+                             self._game_id)
+            params: JSONObject = game.error_params(play.state, seat)
+            params.update({"message": text, "errorcode": verdict.kind.error_code})
+            self._arena.notifier.send(bot, game,
+                                      [SeatCall(self._game_id, game.calls.error, params)])
         return True
 
-    async def _store(self, play: Play, seat: Seat, *, move: JSON = None,
-                     fault: FaultKind | None = None, detail: str | None = None,
-                     reply: CallResult | None = None) -> bool:
-        """Queue a call for the move log; False if the game turned out to be finished.
+    async def _store(self, play: Play,
+                     entries: Sequence[tuple[Seat, CallResult | None, Verdict]]) -> bool:
+        """Queue calls for the move log, written together; False if the game turned out to
+        be finished.
 
         The write is not awaited: the next call to a bot overlaps its commit, and the next
         store (or the finish) checks it.  Writes commit in order, so a crash loses at most
@@ -380,23 +390,33 @@ class GameRunner:
         """
         if not await self._written(play):
             return False
-        play.seq += 1
-        if play.seq > play.game.max_moves + play.seats * play.rules.max_strikes + 1:
-            raise RuntimeError(f"game {self._game_id} exceeded its move bound")
-        play.last_write = games.record_move(
-            self._arena.db, self._game_id, play.seq, seat, move=move,
-            fault=fault, fault_detail=detail,
-            request=None if reply is None else reply.request.decode("utf-8"),
-            reply=None if reply is None or reply.reply is None
-            else reply.reply.decode("utf-8", errors="replace"),
-            latency_ms=None if reply is None else round(reply.latency * 1000, 3))
+        rows, published = [], []
+        for seat, reply, verdict in entries:
+            play.seq += 1
+            if play.seq > play.game.max_moves + play.seats * play.rules.max_strikes + 1:
+                raise RuntimeError(f"game {self._game_id} exceeded its move bound")
+            move = (play.game.move_to_wire(verdict.move) if isinstance(verdict, Played)
+                    else None)
+            fault = verdict.kind if isinstance(verdict, Faulted) else None
+            rows.append(games.LoggedCall(
+                play.seq, seat, move, fault,
+                verdict.message if isinstance(verdict, Faulted) else None,
+                request=None if reply is None else reply.request.decode("utf-8"),
+                reply=None if reply is None or reply.reply is None
+                else reply.reply.decode("utf-8", errors="replace"),
+                latency_ms=None if reply is None else round(reply.latency * 1000, 3)))
+            published.append(MovePlayed(self._game_id, play.seq, seat, move, fault))
+        play.last_write = games.record_moves(self._arena.db, self._game_id, rows)
         # Announced once committed, so that a listener (a live page) that reads the move
         # log when it hears of a move finds it there.
-        stored = MovePlayed(self._game_id, play.seq, seat, move, fault)
         events = self._arena.events
-        play.last_write.add_done_callback(
-            lambda done: events.publish(stored)
-            if not done.cancelled() and done.exception() is None and done.result() else None)
+
+        def announce(done: asyncio.Future[bool]) -> None:
+            if not done.cancelled() and done.exception() is None and done.result():
+                for event in published:
+                    events.publish(event)
+
+        play.last_write.add_done_callback(announce)
         return True
 
     @staticmethod

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from merknera.botclient import BotClient, CallResult
+from merknera.botclient import PING_METHOD, BotClient, CallResult
 from merknera.games import AnyGame, JSONObject
 from merknera.seats.base import SeatCall, Transport
 from merknera.store.bots import Bot
@@ -12,7 +12,7 @@ class JsonRpcTransport(Transport):
     """A call named ``N`` of a game with prefix ``P`` is the method ``P.N``, its params the
     call's with the game id added under the game's ``game_id`` param."""
 
-    ping_name = "Status.Ping"
+    ping_name = PING_METHOD
 
     def __init__(self, client: BotClient) -> None:
         self._client = client
@@ -35,7 +35,7 @@ class JsonRpcTransport(Transport):
 
 
 def _method(game: AnyGame, call: SeatCall) -> str:
-    return f"{game.calls.prefix}.{call.name}"  # the one place a JSON-RPC method is named
+    return f"{game.calls.prefix}.{call.name}"
 
 
 def _params(game: AnyGame, call: SeatCall) -> JSONObject:

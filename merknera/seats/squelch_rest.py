@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import re
 from dataclasses import dataclass
 
 from merknera.botclient import BotClient, CallResult, PlatformResourceError, preview, with_fault
 from merknera.config import Config
 from merknera.games import JSON, AnyGame, JSONObject
+from merknera.names import NameRefusedError, check_text
 from merknera.protocol import jsonrpc
 from merknera.protocol.excerpt import excerpt
 from merknera.protocol.faults import FaultKind
@@ -44,8 +44,6 @@ INFO_PATH = "/bot/info"
 
 SELF_NAME_CHARS = 20
 """The spec's longest bot name in ``/bot/info``; a longer one is cut."""
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 @dataclass(frozen=True)
@@ -148,7 +146,9 @@ class SquelchRestTransport(Transport):
                    time_limit: float) -> CallResult:
         route = _route(call)
         if route is None:
-            # The platform's Error (and any call the spec lacks) has no REST form.
+            # The platform's Error has no REST form: the spec has no such call.
+            if call.name != game.calls.error:
+                log.warning("%s has no Squelchbot API call; not sent", call.name)
             return CallResult(request=b"")
         path, body = _request(route, call)
         try:
@@ -172,7 +172,9 @@ class SquelchRestTransport(Transport):
 
 
 def self_name(reply: bytes) -> str | None:
-    """The name in a ``/bot/info`` reply ``{"name": "somebot v1.0"}``, if it has one."""
+    """The name in a ``/bot/info`` reply ``{"name": "somebot v1.0"}``, cut to the spec's
+    20 characters, if it has one that passes the rules for text shown on pages
+    (:func:`merknera.names.check_text`: no control, invisible or reordering characters)."""
     try:
         info = jsonrpc.loads(reply)
     except jsonrpc.EnvelopeError:
@@ -180,7 +182,11 @@ def self_name(reply: bytes) -> str | None:
     name: JSON = info.get("name") if isinstance(info, dict) else None
     if not isinstance(name, str):
         return None
-    name = _CONTROL.sub("", name).strip()[:SELF_NAME_CHARS].strip()
+    name = name.strip()[:SELF_NAME_CHARS].strip()
+    try:
+        check_text(name, "name")
+    except NameRefusedError:
+        return None
     return name or None
 
 

@@ -157,23 +157,55 @@ async def mark_running(db: Database, game_id: int, ready_seats: Sequence[int] = 
     await db.transaction(work)
 
 
+@dataclass(frozen=True)
+class LoggedCall:
+    """A row for the move log: an accepted move (``move``) or a fault (``fault``)."""
+
+    seq: int
+    seat: int
+    move: JSON = None
+    fault: FaultKind | None = None
+    fault_detail: str | None = None
+    request: str | None = None
+    reply: str | None = None
+    latency_ms: float | None = None
+
+
 def record_move(db: Database, game_id: int, seq: int, seat: int, *, move: JSON = None,
                 fault: FaultKind | None = None, fault_detail: str | None = None,
                 request: str | None = None, reply: str | None = None,
                 latency_ms: float | None = None) -> asyncio.Future[bool]:
-    """Queue one call for the move log, unless the game has finished by then.
+    """Queue one call for the move log, unless the game has finished by then (see
+    :func:`record_moves`)."""
+    return record_moves(db, game_id, [LoggedCall(seq, seat, move, fault, fault_detail,
+                                                 request, reply, latency_ms)])
 
-    The future says whether it was written (False: the game was already finished).  Writes
-    are applied in the order they are queued.
+
+def record_moves(db: Database, game_id: int,
+                 calls: Sequence[LoggedCall]) -> asyncio.Future[bool]:
+    """Queue calls for the move log, written in one transaction (all or none), unless the
+    game has finished by then.
+
+    The future says whether they were written (False: the game was already finished).
+    Writes are applied in the order they are queued.
     """
-    values = (game_id, seq, seat, None if fault is not None else json.dumps(move),
-              request, reply, latency_ms, None if fault is None else fault.value, fault_detail,
-              now(), game_id)
-    return db.submit(lambda conn: conn.execute(
-        "INSERT INTO moves (game_id, seq, seat, move, request, reply, latency_ms, fault, "
-        "fault_detail, created_at) "
-        "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS "
-        "(SELECT 1 FROM games WHERE id = ? AND status != 'FINISHED')", values).rowcount > 0)
+    stamp = now()
+    rows = [(game_id, call.seq, call.seat,
+             None if call.fault is not None else json.dumps(call.move), call.request,
+             call.reply, call.latency_ms, None if call.fault is None else call.fault.value,
+             call.fault_detail, stamp) for call in calls]
+
+    def work(conn: sqlite3.Connection) -> bool:
+        running = conn.execute("SELECT 1 FROM games WHERE id = ? AND status != 'FINISHED'",
+                               (game_id,)).fetchone()
+        if running is None:
+            return False
+        conn.executemany(
+            "INSERT INTO moves (game_id, seq, seat, move, request, reply, latency_ms, fault, "
+            "fault_detail, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        return True
+
+    return db.submit(work)
 
 
 async def finish(db: Database, game_id: int, outcome: Outcome, final_state: JSON,

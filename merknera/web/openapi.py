@@ -12,6 +12,7 @@ from aiohttp import web
 
 from merknera import __version__
 from merknera.games import REGISTRY
+from merknera.protocol.bot_protocols import BotProtocol
 from merknera.store.games import GameStatus
 
 routes = web.RouteTableDef()
@@ -95,7 +96,7 @@ _SCHEMAS: dict[str, JSONSchema] = {
         "status": {"type": "string", "enum": ["ONLINE", "OFFLINE", "SUPERSEDED", "DISABLED"]},
         "language": {"type": "string"}, "website": {"type": "string"},
         "description": {"type": "string"}, "created_at": {"type": "string"},
-        "protocol": {"type": "string", "enum": ["jsonrpc", "squelch-rest"],
+        "protocol": {"type": "string", "enum": [p.value for p in BotProtocol],
                      "description": "how the platform calls the bot"},
         "self_name": {"type": ["string", "null"],
                       "description": "the name the bot gives itself (Squelch's /bot/info)"},

@@ -196,7 +196,7 @@ async def test_an_unreachable_bot_forfeits_after_the_grace_period(
     log = await arena.platform.db.fetchall(
         "SELECT message FROM bot_log JOIN bots ON bots.id = bot_log.bot_id "
         "WHERE bots.name = 'gone' ORDER BY bot_log.id")
-    assert any("is offline: NewGame: cannot connect" in row["message"] for row in log)
+    assert any("is offline: TicTacToe.NewGame: cannot connect" in row["message"] for row in log)
 
 
 async def test_the_events_of_a_forfeit_carry_the_enums(arena: Arena,
@@ -212,7 +212,11 @@ async def test_the_events_of_a_forfeit_carry_the_enums(arena: Arena,
         assert event.termination is Termination.STRIKES
         by_bot = dict(zip(event.bots, event.results, strict=True))
         assert by_bot == {"good (1.0)": SeatResult.WIN, "bad (1.0)": SeatResult.LOSS}
-        assert all(isinstance(result, SeatResult) for result in event.results)
+        # The ids go with the names (good registered first), and only the striking bot is
+        # at fault.
+        assert dict(zip(event.bots, event.bot_ids, strict=True)) == {"good (1.0)": 1,
+                                                                     "bad (1.0)": 2}
+        assert event.at_fault == (2,)
     faults = [e.fault for e in heard if isinstance(e, MovePlayed) and e.fault is not None]
     # Three strikes in each game, each an illegal move (the centre, taken by then).
     assert faults == [FaultKind.ILLEGAL_MOVE] * 6

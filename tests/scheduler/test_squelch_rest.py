@@ -43,6 +43,10 @@ wire test rolls a squelch in each match, so that it is sent every call of the sp
 REST_LIMIT = 0.3
 """``rest_call_timeout`` of the timeout case: well under the 1 s ``move_timeout``."""
 
+GENEROUS_LIMIT = 5.0
+"""``rest_call_timeout`` of every other fault case: so long that no call of a busy machine
+runs out of it, and a fault meant to be another kind never turns into a timeout."""
+
 SELF_NAME = "somebot v1.0 (recording)"
 """What the recording bot's ``GET /bot/info`` answers: longer than the spec's 20 characters."""
 
@@ -432,6 +436,8 @@ class FaultCase:
     reason: str
     rest_says: str
     rpc_says: str
+    rest_limit: float = GENEROUS_LIMIT
+    """The REST seat's ``rest_call_timeout``: short only where the fault is a timeout."""
 
     @property
     def faults(self) -> int:
@@ -441,7 +447,7 @@ class FaultCase:
 
 FAULTS = [
     FaultCase(oversleep, FaultKind.TIMEOUT, "TIMEOUT", f"no reply within {REST_LIMIT:g} s",
-              "no reply within 1 s"),
+              "no reply within 1 s", rest_limit=REST_LIMIT),
     FaultCase(http_500, FaultKind.HTTP_STATUS, "STRIKES", "HTTP status 500 to PUT /match/",
               "HTTP status 500"),
     FaultCase(not_json, FaultKind.MALFORMED_REPLY, "STRIKES",
@@ -461,11 +467,11 @@ async def test_a_rest_bot_faults_as_a_json_rpc_bot_does(
         case: FaultCase, make_arena: ArenaFactory, aiohttp_server: AiohttpServer,
         tmp_path: Path) -> None:
     rules = {"SQUELCH": GameRules(move_timeout=1.0, max_strikes=3,
-                                  rest_call_timeout=REST_LIMIT)}
+                                  rest_call_timeout=case.rest_limit)}
     # The reference good bot (bot 1) against a seat that faults at every choose (bot 2):
     # match 1 seats the faulty bot second, match 2 first; once over REST, once over JSON-RPC.
     arena = await make_arena(db=str(tmp_path / "rest.db"), games=rules)
-    rest = RestBot(choose=case.behaviour, limit=REST_LIMIT)
+    rest = RestBot(choose=case.behaviour, limit=case.rest_limit)
     await seat_good(arena, aiohttp_server)
     await seat(arena, aiohttp_server, "faulty", rest)
     await arena.settle(60.0)
