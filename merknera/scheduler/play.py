@@ -4,7 +4,6 @@ ends the runner decides (forfeits and games that could not begin)."""
 
 from __future__ import annotations
 
-import asyncio
 import random
 from dataclasses import dataclass, field
 
@@ -95,8 +94,6 @@ class Play:
     forfeit: Outcome | None = None
     bots: list[Bot] = field(default_factory=list)
     """The seated bots as stored when the runner started (the presence has fresher data)."""
-    last_write: asyncio.Future[bool] | None = None
-    """The move-log write queued last, not yet checked."""
 
     @property
     def seats(self) -> int:

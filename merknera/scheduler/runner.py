@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from merknera.botclient import CallResult, PlatformResourceError
 from merknera.endpoints import endpoint_addresses
-from merknera.events import GameFinished, MovePlayed
+from merknera.events import GameFinished
 from merknera.games import (
     CHANCE,
     Announcement,
@@ -35,6 +35,7 @@ from merknera.games import (
 )
 from merknera.protocol.faults import FaultKind
 from merknera.scheduler.arena import Arena
+from merknera.scheduler.movelog import MoveLog
 from merknera.scheduler.play import (
     Faulted,
     Play,
@@ -74,6 +75,7 @@ class GameRunner:
     def __init__(self, arena: Arena, game_id: int) -> None:
         self._arena = arena
         self._game_id = game_id
+        self._log = MoveLog(arena.db, arena.events, game_id)
         self._holding_slot = False
         self._owners: frozenset[int] = frozenset()  # the game counts against their shares
 
@@ -351,7 +353,7 @@ class GameRunner:
         game, then make the calls that follow: the move's announcements, or the Error
         that tells a faulty bot its strike or forfeit.  False if the game is gone."""
         if isinstance(verdict, Played):
-            if not await self._store(play, [(seat, reply, verdict)]):
+            if not await self._log.append(play, [(seat, reply, verdict)]):
                 return False
             play.advance(seat, verdict)
             await self._announce(play, verdict.step.announcements)
@@ -362,7 +364,7 @@ class GameRunner:
                        faults: Sequence[tuple[Seat, CallResult | None, Faulted]]) -> bool:
         """Store faults, let :meth:`Play.advance` strike or forfeit each seat, and tell each
         bot what its fault cost; False if the game is gone."""
-        if not await self._store(play, faults):
+        if not await self._log.append(play, faults):
             return False
         game = play.game
         for seat, _, verdict in faults:
@@ -379,59 +381,11 @@ class GameRunner:
                                       [SeatCall(self._game_id, game.calls.error, params)])
         return True
 
-    async def _store(self, play: Play,
-                     entries: Sequence[tuple[Seat, CallResult | None, Verdict]]) -> bool:
-        """Queue calls for the move log, written together; False if the game turned out to
-        be finished.
-
-        The write is not awaited: the next call to a bot overlaps its commit, and the next
-        store (or the finish) checks it.  Writes commit in order, so a crash loses at most
-        the newest move, which a resumed game simply asks for again.
-        """
-        if not await self._written(play):
-            return False
-        rows, published = [], []
-        for seat, reply, verdict in entries:
-            play.seq += 1
-            if play.seq > play.game.max_moves + play.seats * play.rules.max_strikes + 1:
-                raise RuntimeError(f"game {self._game_id} exceeded its move bound")
-            move = (play.game.move_to_wire(verdict.move) if isinstance(verdict, Played)
-                    else None)
-            fault = verdict.kind if isinstance(verdict, Faulted) else None
-            rows.append(games.LoggedCall(
-                play.seq, seat, move, fault,
-                verdict.message if isinstance(verdict, Faulted) else None,
-                request=None if reply is None else reply.request.decode("utf-8"),
-                reply=None if reply is None or reply.reply is None
-                else reply.reply.decode("utf-8", errors="replace"),
-                latency_ms=None if reply is None else round(reply.latency * 1000, 3)))
-            published.append(MovePlayed(self._game_id, play.seq, seat, move, fault))
-        play.last_write = games.record_moves(self._arena.db, self._game_id, rows)
-        # Announced once committed, so that a listener (a live page) that reads the move
-        # log when it hears of a move finds it there.
-        events = self._arena.events
-
-        def announce(done: asyncio.Future[bool]) -> None:
-            if not done.cancelled() and done.exception() is None and done.result():
-                for event in published:
-                    events.publish(event)
-
-        play.last_write.add_done_callback(announce)
-        return True
-
-    @staticmethod
-    async def _written(play: Play) -> bool:
-        """Whether the last queued write went in (False: the game had been finished)."""
-        if play.last_write is None:
-            return True
-        written, play.last_write = await play.last_write, None
-        return written
-
     # -- the end ------------------------------------------------------------------------------
 
     async def _finish(self, play: Play, outcome: Outcome) -> None:
         arena, game = self._arena, play.game
-        if not await self._written(play):
+        if not await self._log.written():
             return
         seats = [self._bot(play, seat) for seat in range(play.seats)]
         results = [outcome.result_for(seat) for seat in range(play.seats)]
