@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from merknera.botclient import BotClient, CallResult, PlatformResourceError, preview, with_fault
 from merknera.config import Config
 from merknera.games import JSON, AnyGame, JSONObject
+from merknera.games.squelch import SquelchCall
 from merknera.names import NameRefusedError, check_text
 from merknera.protocol import jsonrpc
 from merknera.protocol.excerpt import excerpt
@@ -80,17 +81,19 @@ class _Ids(dict[str, int]):
 
 
 _ROUTES: dict[str, _Route] = {
-    "MatchStart": _Route("/match/{matchId}/start",
-                         ("dieCount", "maxPoints", "gameCount", "yourBotIndex", "botNames")),
-    "GameStart": _Route("/match/{matchId}/game/{gameId}/start", ()),
-    "TurnStart": _Route("/match/{matchId}/game/{gameId}/turn/{turnId}/start",
-                        ("startPoints", "otherPlayerTurns", "isFinalRound")),
-    "NextMove": _Route("/match/{matchId}/game/{gameId}/turn/{turnId}/choose",
-                       ("dieValues", "options")),
-    "Squelch": _Route("/match/{matchId}/game/{gameId}/turn/{turnId}/squelch", ("dieValues",)),
-    "GameEnd": _Route("/match/{matchId}/game/{gameId}/end",
-                      ("finalPlayerTurns", "winnerBotIndex")),
-    "MatchEnd": _Route("/match/{matchId}/end", ("winsByBotIndex",)),
+    SquelchCall.MATCH_START: _Route(
+        "/match/{matchId}/start",
+        ("dieCount", "maxPoints", "gameCount", "yourBotIndex", "botNames")),
+    SquelchCall.GAME_START: _Route("/match/{matchId}/game/{gameId}/start", ()),
+    SquelchCall.TURN_START: _Route("/match/{matchId}/game/{gameId}/turn/{turnId}/start",
+                                   ("startPoints", "otherPlayerTurns", "isFinalRound")),
+    SquelchCall.CHOOSE: _Route("/match/{matchId}/game/{gameId}/turn/{turnId}/choose",
+                               ("dieValues", "options")),
+    SquelchCall.SQUELCH: _Route("/match/{matchId}/game/{gameId}/turn/{turnId}/squelch",
+                                ("dieValues",)),
+    SquelchCall.GAME_END: _Route("/match/{matchId}/game/{gameId}/end",
+                                 ("finalPlayerTurns", "winnerBotIndex")),
+    SquelchCall.MATCH_END: _Route("/match/{matchId}/end", ("winsByBotIndex",)),
 }
 """Squelch's calls by the game's names for them (merknera.games.squelch)."""
 

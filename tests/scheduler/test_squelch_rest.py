@@ -27,11 +27,13 @@ from aiohttp import web
 from pytest_aiohttp import AiohttpServer
 
 from bots.squelch import make_bot
-from merknera.config import GameRules
-from merknera.games import JSON
-from merknera.games.squelch import Squelch
+from merknera.botclient import BotClient
+from merknera.config import Config, GameRules
+from merknera.games import JSON, get_game
+from merknera.games.squelch import Squelch, SquelchCall
 from merknera.protocol.faults import FaultKind
 from merknera.protocol.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
+from merknera.seats.squelch_rest import SquelchRestTransport
 from tests.conftest import ArenaFactory
 from tests.support import Arena
 
@@ -584,3 +586,13 @@ async def test_a_resent_call_carries_a_later_timestamp(
     # PROTOCOL: a second try is signed anew with a later timestamp, so that a bot that
     # refuses a signature it has seen (a replay) takes it.
     assert int(sent[1].headers[TIMESTAMP_HEADER]) > int(sent[0].headers[TIMESTAMP_HEADER])
+
+
+
+def test_every_squelch_call_has_a_rest_route() -> None:
+    """A call of the game without a route would not reach a REST bot."""
+    config = Config()
+    transport = SquelchRestTransport(BotClient(config), config)
+    shown = {call: transport.describe(get_game("SQUELCH"), call) for call in SquelchCall}
+    assert all(text.startswith("PUT /match/{matchId}") for text in shown.values()), shown
+    assert len(set(shown.values())) == len(SquelchCall)

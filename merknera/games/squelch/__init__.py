@@ -11,6 +11,7 @@ from merknera.games.squelch.game import (
     MAX_ROLLS_PER_TURN,
     Choice,
     Squelch,
+    SquelchCall,
     SquelchMove,
     move_bound,
     parse_chance,
@@ -44,7 +45,7 @@ from merknera.games.squelch.state import (
 __all__ = [
     "DEFAULT_SETTINGS", "MAX_GAME_COUNT", "MAX_ROLLS_PER_TURN", "MAX_SEATS", "MAX_TURN_LIMIT",
     "BotTurn", "Choice", "FinalRound", "Option", "RollRecord", "Scoring", "Settings",
-    "Squelch", "SquelchMove", "SquelchState", "Turn", "is_roll", "move_bound", "parse_chance",
-    "parse_move", "points_using_all", "render", "scorings", "squelches", "state_from_json",
-    "state_to_json", "triple_points",
+    "Squelch", "SquelchCall", "SquelchMove", "SquelchState", "Turn", "is_roll", "move_bound",
+    "parse_chance", "parse_move", "points_using_all", "render", "scorings", "squelches",
+    "state_from_json", "state_to_json", "triple_points",
 ]

@@ -31,6 +31,7 @@ Where the spec and the Go arena leave it open, this implementation decides:
 
 from __future__ import annotations
 
+import enum
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -79,6 +80,20 @@ class Choice:
 
     take: str
     stay: bool
+
+
+class SquelchCall(enum.StrEnum):
+    """Squelch's calls to a seat, by the game's names for them (PROTOCOL.md section 4).
+    Each is one call of the Squelchbot API (``seeds/000_*``), which a REST seat's
+    transport maps onto its path."""
+
+    MATCH_START = "MatchStart"
+    GAME_START = "GameStart"
+    TURN_START = "TurnStart"
+    CHOOSE = "NextMove"
+    SQUELCH = "Squelch"
+    GAME_END = "GameEnd"
+    MATCH_END = "MatchEnd"
 
 
 SquelchMove = Choice | str
@@ -144,7 +159,8 @@ class Squelch(Game[SquelchState, SquelchMove]):
 
     mnemonic = "SQUELCH"
     name = "Squelch"
-    calls = Calls("Squelch", game_id="matchid", open="MatchStart", complete="MatchEnd")
+    calls = Calls("Squelch", game_id="matchid", open=SquelchCall.MATCH_START,
+                  move=SquelchCall.CHOOSE, complete=SquelchCall.MATCH_END)
     min_seats = 2
     max_seats = MAX_SEATS
     max_moves = move_bound(MAX_GAME_COUNT, MAX_TURN_LIMIT)
@@ -257,7 +273,7 @@ class Squelch(Game[SquelchState, SquelchMove]):
                                    f"{shorten(roll)}")
         found = scorings(roll)
         if not found:
-            squelch = Announcement(turn.seat, "Squelch", {
+            squelch = Announcement(turn.seat, SquelchCall.SQUELCH, {
                 "gameid": state.game, "turnid": turn.turn_id, "dieValues": roll})
             turn = replace(turn, rolls=(*turn.rolls, RollRecord(roll, "", 0)))
             return self._end_turn(state, turn, banked=False, notes=[squelch])
@@ -295,7 +311,7 @@ class Squelch(Game[SquelchState, SquelchMove]):
         finals = final.turns if final is not None else tuple(sorted(
             (t for t in last_turns if t is not None), key=lambda t: t.turn_id))
         wins = _put(state.wins, leader, state.wins[leader] + 1)
-        notes = [*notes, *(Announcement(s, "GameEnd", {
+        notes = [*notes, *(Announcement(s, SquelchCall.GAME_END, {
             "gameid": state.game, "finalPlayerTurns": [t.to_wire() for t in finals],
             "winnerBotIndex": leader}) for s in range(state.seats))]
         if state.game == settings.game_count:
@@ -413,7 +429,7 @@ def _new_game(players: tuple[str, ...], settings: Settings, game: int,
 
 
 def _game_opening(state: SquelchState) -> list[Announcement]:
-    starts = [Announcement(seat, "GameStart", {"gameid": state.game})
+    starts = [Announcement(seat, SquelchCall.GAME_START, {"gameid": state.game})
               for seat in range(state.seats)]
     return [*starts, _turn_start(state)]
 
@@ -423,7 +439,7 @@ def _turn_start(state: SquelchState) -> Announcement:
     assert turn is not None
     others: list[JSON] = [t.to_wire() for s, t in enumerate(state.last_turns)
               if s != turn.seat and t is not None]
-    return Announcement(turn.seat, "TurnStart", {
+    return Announcement(turn.seat, SquelchCall.TURN_START, {
         "gameid": state.game, "turnid": turn.turn_id, "startPoints": state.scores[turn.seat],
         "otherPlayerTurns": others, "isFinalRound": state.final_round is not None})
 
