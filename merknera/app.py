@@ -116,7 +116,7 @@ class Platform:
         ready = ReadyService(self._db, self.assets, readiness, self.guard.auth)
         for game in self.games.values():
             if game.assets:
-                self._rpc.add_method(f"{game.calls.prefix}.{game.calls.ready}",
+                self._rpc.add_method(game.calls.method(game.calls.ready),
                                      functools.partial(ready.ready, game))
         self.ladder = Ladder(self._scheduler)
         self.discipline = Discipline(self._scheduler)

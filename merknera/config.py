@@ -302,14 +302,11 @@ def _game_rules(table: object, base: dict[str, Any], source: str) -> dict[str, G
         unknown = set(values) - {f.name for f in dataclasses.fields(GameRules)}
         if unknown:
             raise ConfigError(f"[games.{mnemonic}] in {source}: unknown keys {sorted(unknown)}")
-        timeout = _coerce("move_timeout", values.get("move_timeout", base["move_timeout"]),
-                          source)
-        strikes = _coerce("max_strikes", values.get("max_strikes", base["max_strikes"]), source)
-        rest = _coerce("rest_call_timeout",
-                       values.get("rest_call_timeout", base["rest_call_timeout"]), source)
-        assert isinstance(timeout, float) and isinstance(strikes, int)
-        assert isinstance(rest, float)
-        rules[mnemonic] = GameRules(timeout, strikes, rest)
+        # Each rule is also a global key of Config, which is its default and its type.
+        chosen: dict[str, Any] = {
+            f.name: _coerce(f.name, values.get(f.name, base[f.name]), source)
+            for f in dataclasses.fields(GameRules)}
+        rules[mnemonic] = GameRules(**chosen)
     return rules
 
 

@@ -36,10 +36,12 @@ async def test_faults_results_and_termination_round_trip_as_enums(tmp_path: Path
         game_id = await db.transaction(
             lambda conn: games.create(conn, "TICTACTOE", 7, [first, second]))
         await games.mark_running(db, game_id, [0, 1])
-        assert await games.record_move(db, game_id, 1, 0, move={"position": 4})
+        assert await games.record_moves(db, game_id, [
+            games.LoggedCall(1, 0, move={"position": 4})])
         for seq in (2, 3, 4):
-            assert await games.record_move(db, game_id, seq, 1, fault=FaultKind.ILLEGAL_MOVE,
-                                           fault_detail="position 4 is already taken")
+            assert await games.record_moves(db, game_id, [games.LoggedCall(
+                seq, 1, fault=FaultKind.ILLEGAL_MOVE,
+                fault_detail="position 4 is already taken")])
         running = await games.load(db, game_id)
         assert running is not None
         # Not finished yet: nothing to say about how it ended.
@@ -48,7 +50,8 @@ async def test_faults_results_and_termination_round_trip_as_enums(tmp_path: Path
         assert await games.finish(db, game_id, Outcome.forfeit(
             1, 2, Termination.STRIKES, "bot-1 made 3 faulty replies"), None)
         # A move after the finish is refused, whatever its fault.
-        assert not await games.record_move(db, game_id, 5, 1, fault=FaultKind.TIMEOUT)
+        assert not await games.record_moves(db, game_id, [
+            games.LoggedCall(5, 1, fault=FaultKind.TIMEOUT)])
     finally:
         await db.close()
 

@@ -190,6 +190,10 @@ class Calls:
     ready: str = "Ready"
     """The call a seat that prepares makes back to the platform once it is ready."""
 
+    def method(self, name: str) -> str:
+        """The JSON-RPC method of the call ``name``: ``<prefix>.<name>``."""
+        return f"{self.prefix}.{name}"
+
 
 @dataclass(frozen=True)
 class Announcement:

@@ -49,7 +49,7 @@ from merknera.games.base import (
     Termination,
 )
 from merknera.games.tictactoe import MARKS, Board, TicTacToe
-from merknera.games.wire import member, shorten
+from merknera.games.wire import lowered, shorten
 
 COMPLETE = "complete"
 """Battlebot's ``reason`` when the rules ended the game."""
@@ -66,18 +66,23 @@ def _check_players(players: Sequence[str], game: str) -> tuple[str, str]:
     return players[0], players[1]
 
 
-def _field(reply: JSON, key: str, shape: str) -> JSON:
-    """``reply[key]`` of a reply object, the key matched case-insensitively.
+def _fields(reply: JSON, shape: str, *keys: str) -> list[JSON]:
+    """``reply[key]`` for each key of a reply object, keys matched case-insensitively (the
+    object's keys lower-cased once for all of them).
 
-    :raises InvalidMoveError: if the reply is not an object, has no such key, or has a key
+    :raises InvalidMoveError: if the reply is not an object, lacks a key, or has a key
         twice in different cases (see :mod:`merknera.games.wire`).
     """
     if not isinstance(reply, dict):
         raise InvalidMoveError(f"expected an object {shape}, got {shorten(reply)}")
-    value = member(reply, key)
-    if value is None:
-        raise InvalidMoveError(f'the reply has no "{key}": {shorten(reply)}')
-    return value
+    fields = lowered(reply)
+    found: list[JSON] = []
+    for key in keys:
+        value = fields.get(key)
+        if value is None:
+            raise InvalidMoveError(f'the reply has no "{key}": {shorten(reply)}')
+        found.append(value)
+    return found
 
 
 def _final_view(view: JSONObject, outcome: Outcome | None) -> JSONObject:
@@ -238,8 +243,7 @@ class NoughtsAndCrosses(Game[NoughtsState, NoughtsTurn]):
 
     def parse_move(self, reply: JSON) -> NoughtsTurn:
         shape = '{"mark": "X" or "O", "space": [row, col]}'
-        mark = _field(reply, "mark", shape)
-        space = _field(reply, "space", shape)
+        mark, space = _fields(reply, shape, "mark", "space")
         if not isinstance(mark, str):
             raise InvalidMoveError(f'"mark" must be "X" or "O", got {shorten(mark)}')
         if not isinstance(space, list) or len(space) != 2:
@@ -430,7 +434,7 @@ class Numberwang(Game[NumberwangState, NumberwangTurn]):
         return {"n": move.n}
 
     def parse_move(self, reply: JSON) -> NumberwangTurn:
-        n = _field(reply, "n", '{"n": <number>}')
+        (n,) = _fields(reply, '{"n": <number>}', "n")
         if isinstance(n, bool) or not isinstance(n, int | float):
             raise InvalidMoveError(f'"n" must be a number, got {shorten(n)}')
         return NumberwangTurn(n)

@@ -52,7 +52,7 @@ from merknera.games.base import (
     Outcome,
     Seat,
 )
-from merknera.games.wire import member, shorten
+from merknera.games.wire import lowered, member, shorten
 
 MIN_SIZE = 3
 MAX_SIZE = 25
@@ -266,8 +266,9 @@ def parse_line(reply: JSON) -> Line:
             raise InvalidMoveError(f'invalid line data: endpoint {index} must be an object '
                                    f'{{"row", "col"}}, got {shorten(end)}')
         numbers = []
+        fields = lowered(end, f"invalid line data: endpoint {index}")
         for key in ("row", "col"):
-            number = member(end, key, f"invalid line data: endpoint {index}")
+            number = fields.get(key)
             if number is None:
                 raise InvalidMoveError(
                     f'invalid line data: endpoint {index} has no "{key}": {shorten(end)}')

@@ -19,6 +19,12 @@ class BotProtocol(enum.Enum):
         """The mnemonics of the games this protocol can carry; ``None`` for every game."""
         return _GAMES[self]
 
+    @property
+    def base_url(self) -> bool:
+        """Whether ``rpcendpoint`` is a base URL that the protocol's paths go under (so it
+        may have no query or fragment), rather than the one URL called."""
+        return self is not BotProtocol.JSONRPC
+
     def carries(self, mnemonic: str) -> bool:
         """Whether a bot speaking this protocol can play ``mnemonic``."""
         games = self.games

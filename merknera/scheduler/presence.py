@@ -19,7 +19,6 @@ from typing import Any
 from merknera.botclient import PlatformResourceError
 from merknera.config import Config
 from merknera.events import BotStatusChanged, EventBus
-from merknera.protocol.bot_protocols import BotProtocol
 from merknera.seats import Seats
 from merknera.store import Database, bots, logs
 from merknera.store.bots import Bot, BotStatus
@@ -101,8 +100,7 @@ class Presence:
         entry.bot = bot
         entry.recorded_online = True
         self._heard(entry)
-        if bot.protocol is not BotProtocol.JSONRPC:
-            # Such a bot names itself in its ping (Squelch's GET /bot/info): asked at once.
+        if self._seats.of(bot).ping_names_bot:
             self._start_ping(bot.id)
 
     def retired(self, bot_ids: list[int]) -> None:

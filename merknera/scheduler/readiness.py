@@ -147,7 +147,7 @@ class ReadyService:
                     jsonrpc.ASSET_MISMATCH,
                     f'The {name} file you hold (SHA1 {held[:64]}) is not the one of game '
                     f"{game_id}: {expected.name} has SHA1 {wanted}; download it again "
-                    f"from {expected.name}'s URL in {game.calls.prefix}.{game.calls.open}")
+                    f"from {expected.name}'s URL in {game.calls.method(game.calls.open)}")
         if status is GameStatus.RUNNING:
             return {"status": "OK"}  # it began already: a repeated Ready changes nothing
         seat = await self._identify(game_id, seats, botname, token, caller)
@@ -155,7 +155,7 @@ class ReadyService:
             conn.execute("UPDATE seats SET ready = 1 WHERE game_id = ? AND seat = ?",
                          (game_id, seat.seat))
             calls = game.calls
-            logs.add(conn, seat.bot_id, f"{calls.prefix}.{calls.ready} (gameId: {game_id}): "
+            logs.add(conn, seat.bot_id, f"{calls.method(calls.ready)} (gameId: {game_id}): "
                                         "the asset hashes match", game_id)
 
         await self._db.transaction(record)

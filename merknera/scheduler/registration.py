@@ -184,8 +184,8 @@ class Registrar:
         except EndpointRefusedError as exc:
             raise RegistrationError(jsonrpc.ENDPOINT_REFUSED,
                                     f"The rpcendpoint was refused: {exc}") from None
-        if request.protocol is not BotProtocol.JSONRPC and (
-                "?" in request.rpcendpoint or "#" in request.rpcendpoint):
+        if request.protocol.base_url and ("?" in request.rpcendpoint
+                                          or "#" in request.rpcendpoint):
             # The API's paths go after the base URL: a query or a fragment would swallow them.
             raise RegistrationError(
                 jsonrpc.ENDPOINT_REFUSED,

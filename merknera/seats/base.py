@@ -30,6 +30,9 @@ class Transport(ABC):
 
     ping_name: str
     """What a ping is on this wire, for messages (``"Status.Ping"``)."""
+    ping_names_bot: bool = False
+    """Whether the ping's answer carries the name the bot gives itself (then the bot is
+    pinged as soon as it registers, for its page)."""
 
     @abstractmethod
     def describe(self, game: AnyGame, name: str) -> str:

@@ -18,24 +18,20 @@ class JsonRpcTransport(Transport):
         self._client = client
 
     def describe(self, game: AnyGame, name: str) -> str:
-        return f"{game.calls.prefix}.{name}"
+        return game.calls.method(name)
 
     async def ask(self, bot: Bot, game: AnyGame, call: SeatCall,
                   time_limit: float) -> CallResult:
-        return await self._client.call(bot.endpoint, bot.secret, _method(game, call),
+        return await self._client.call(bot.endpoint, bot.secret, game.calls.method(call.name),
                                        _params(game, call), time_limit)
 
     async def tell(self, bot: Bot, game: AnyGame, call: SeatCall,
                    time_limit: float) -> CallResult:
-        return await self._client.notify(bot.endpoint, bot.secret, _method(game, call),
+        return await self._client.notify(bot.endpoint, bot.secret, game.calls.method(call.name),
                                          _params(game, call), time_limit)
 
     async def ping(self, bot: Bot) -> CallResult:
         return await self._client.ping(bot.endpoint, bot.secret)
-
-
-def _method(game: AnyGame, call: SeatCall) -> str:
-    return f"{game.calls.prefix}.{call.name}"
 
 
 def _params(game: AnyGame, call: SeatCall) -> JSONObject:

@@ -102,6 +102,7 @@ class SquelchRestTransport(Transport):
     """Bots of ``protocol: "squelch-rest"``: Squelch only."""
 
     ping_name = f"GET {INFO_PATH}"
+    ping_names_bot = True
 
     def __init__(self, client: BotClient, config: Config) -> None:
         self._client = client
@@ -116,16 +117,16 @@ class SquelchRestTransport(Transport):
 
     async def ask(self, bot: Bot, game: AnyGame, call: SeatCall,
                   time_limit: float) -> CallResult:
-        route = _route(call)
+        route = _ROUTES.get(call.name)
         if route is None:
             raise ValueError(f"the Squelchbot API has no call {call.name!r}")
         path, body = _request(route, call)
         raw = await self._client.exchange(bot.endpoint, bot.secret, "PUT", path, body,
                                           self._limit(game.mnemonic))
         # The move log keeps the call as a whole, its path too (the body alone says
-        # neither the match nor the turn).
-        raw = dataclasses.replace(raw, request=jsonrpc.dumps(
-            {"method": "PUT", "path": path, "body": _body(route, call)}))
+        # neither the match nor the turn); the body goes in as the bytes already encoded.
+        logged = b'{"method":"PUT","path":' + jsonrpc.dumps(path) + b',"body":' + body + b"}"
+        raw = dataclasses.replace(raw, request=logged)
         if raw.fault is not None or raw.reply is None:
             return raw
         if raw.status != 200:
@@ -147,7 +148,7 @@ class SquelchRestTransport(Transport):
 
     async def tell(self, bot: Bot, game: AnyGame, call: SeatCall,
                    time_limit: float) -> CallResult:
-        route = _route(call)
+        route = _ROUTES.get(call.name)
         if route is None:
             # The platform's Error has no REST form: the spec has no such call.
             if call.name != game.calls.error:
@@ -162,8 +163,8 @@ class SquelchRestTransport(Transport):
             return CallResult(request=body)
 
     async def ping(self, bot: Bot) -> CallResult:
-        """``GET /bot/info``: a 200 means online; its ``name`` (cut to the spec's 20
-        characters, control characters removed) is the result, when it gives one."""
+        """``GET /bot/info``: a 200 means online; its ``name`` (see :func:`self_name`) is
+        the result, when it gives one."""
         raw = await self._client.exchange(bot.endpoint, bot.secret, "GET", INFO_PATH, b"",
                                           self._limit(bot.game))
         if raw.fault is not None or raw.reply is None:
@@ -193,15 +194,7 @@ def self_name(reply: bytes) -> str | None:
     return name or None
 
 
-def _route(call: SeatCall) -> _Route | None:
-    return _ROUTES.get(call.name)
-
-
-def _body(route: _Route, call: SeatCall) -> JSONObject:
-    """The call's body, the spec's keys from the call's params."""
-    return {key: call.params.get(key) for key in route.body}
-
-
 def _request(route: _Route, call: SeatCall) -> tuple[str, bytes]:
-    """The call's path and body."""
-    return route.url_path(call), jsonrpc.dumps(_body(route, call))
+    """The call's path and body (the spec's keys, from the call's params)."""
+    body: JSONObject = {key: call.params.get(key) for key in route.body}
+    return route.url_path(call), jsonrpc.dumps(body)

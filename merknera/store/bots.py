@@ -128,12 +128,10 @@ def update_registration(conn: sqlite3.Connection, bot_id: int, meta: BotMetadata
     """
     conn.execute(
         "UPDATE bots SET endpoint = ?, language = ?, website = ?, description = ?, "
-        "protocol = ?, status = 'ONLINE', last_seen_at = ?, disabled_by = NULL, "
-        "disabled_reason = NULL, "
+        "status = 'ONLINE', last_seen_at = ?, disabled_by = NULL, disabled_reason = NULL, "
         "fault_reset_at = CASE WHEN status = 'DISABLED' THEN ? ELSE fault_reset_at END "
         "WHERE id = ?",
-        (meta.endpoint, meta.language, meta.website, meta.description, meta.protocol.value,
-         now(), now(), bot_id))
+        (meta.endpoint, meta.language, meta.website, meta.description, now(), now(), bot_id))
     return _reread(conn, bot_id)
 
 

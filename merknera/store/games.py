@@ -171,16 +171,6 @@ class LoggedCall:
     latency_ms: float | None = None
 
 
-def record_move(db: Database, game_id: int, seq: int, seat: int, *, move: JSON = None,
-                fault: FaultKind | None = None, fault_detail: str | None = None,
-                request: str | None = None, reply: str | None = None,
-                latency_ms: float | None = None) -> asyncio.Future[bool]:
-    """Queue one call for the move log, unless the game has finished by then (see
-    :func:`record_moves`)."""
-    return record_moves(db, game_id, [LoggedCall(seq, seat, move, fault, fault_detail,
-                                                 request, reply, latency_ms)])
-
-
 def record_moves(db: Database, game_id: int,
                  calls: Sequence[LoggedCall]) -> asyncio.Future[bool]:
     """Queue calls for the move log, written in one transaction (all or none), unless the
