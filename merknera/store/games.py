@@ -183,19 +183,14 @@ def record_moves(db: Database, game_id: int,
     rows = [(game_id, call.seq, call.seat,
              None if call.fault is not None else json.dumps(call.move), call.request,
              call.reply, call.latency_ms, None if call.fault is None else call.fault.value,
-             call.fault_detail, stamp) for call in calls]
-
-    def work(conn: sqlite3.Connection) -> bool:
-        running = conn.execute("SELECT 1 FROM games WHERE id = ? AND status != 'FINISHED'",
-                               (game_id,)).fetchone()
-        if running is None:
-            return False
-        conn.executemany(
-            "INSERT INTO moves (game_id, seq, seat, move, request, reply, latency_ms, fault, "
-            "fault_detail, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        return True
-
-    return db.submit(work)
+             call.fault_detail, stamp, game_id) for call in calls]
+    # One statement a row, each inserting only while the game runs: in one transaction the
+    # game cannot finish between rows, so all go in or none.
+    return db.submit(lambda conn: conn.executemany(
+        "INSERT INTO moves (game_id, seq, seat, move, request, reply, latency_ms, fault, "
+        "fault_detail, created_at) "
+        "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS "
+        "(SELECT 1 FROM games WHERE id = ? AND status != 'FINISHED')", rows).rowcount > 0)
 
 
 async def finish(db: Database, game_id: int, outcome: Outcome, final_state: JSON,
