@@ -13,6 +13,7 @@ from merknera.botclient import BotClient, wanted_connections
 from merknera.config import Config
 from merknera.events import EventBus
 from merknera.games import AnyGame
+from merknera.gateways.battlebot import BattlebotGateway
 from merknera.guard import GUARD_KEY, Guard, limits
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.rpc import RpcService
@@ -49,6 +50,8 @@ class Platform:
         self.ladder: Ladder
         self.discipline: Discipline
         self.tournaments: Director
+        self.battlebot = BattlebotGateway(config)
+        """Battlebot's WebSocket clients (served when ``battlebot_port`` is set)."""
         self._db: Database | None = None
         self._client: BotClient | None = None
         self._scheduler: Scheduler | None = None
@@ -102,7 +105,9 @@ class Platform:
         self._client = BotClient(self.config, self.budget.outbound)
         await self._client.start()
         seats = Seats({BotProtocol.JSONRPC: JsonRpcTransport(self._client),
-                       BotProtocol.SQUELCH_REST: SquelchRestTransport(self._client, self.config)})
+                       BotProtocol.SQUELCH_REST: SquelchRestTransport(self._client, self.config),
+                       BotProtocol.BATTLEBOT_SALT: self.battlebot.transport,
+                       BotProtocol.BATTLEBOT_GRAPHQL: self.battlebot.transport})
         presence = Presence(self.config, self._db, seats, self.events)
         readiness = Readiness()
         arena = Arena(self.config, self._db, seats, presence, self.events,
@@ -121,6 +126,7 @@ class Platform:
         self.ladder = Ladder(self._scheduler)
         self.discipline = Discipline(self._scheduler)
         self.tournaments = Director(self._scheduler)
+        self.battlebot.start(self._scheduler, self.discipline, self.guard)
         await presence.start()
         await self._scheduler.start()
         self.tournaments.start()
@@ -133,6 +139,7 @@ class Platform:
         if scheduler is not None:
             await self.ladder.stop()
             await self.tournaments.stop()
+            await self.battlebot.stop()
         try:
             if scheduler is not None:
                 try:

@@ -146,6 +146,32 @@ class Config:
     auth_failure_interval: float = 1.0
     """...after which it may try one more every this many seconds (429 with Retry-After)."""
 
+    battlebot_port: int = 0
+    """Port of the Battlebot listener, where Battlebot's WebSocket clients register, log in
+    and play (0 = no listener)."""
+    battlebot_tls_cert: str = ""
+    """PEM certificate (chain) file: the Battlebot listener speaks TLS (``https``/``wss``,
+    all that the 2017-06 client speaks) when this and ``battlebot_tls_key`` are set."""
+    battlebot_tls_key: str = ""
+    """The PEM private key of ``battlebot_tls_cert``."""
+    battlebot_match_wait: float = 5.0
+    """Seconds a Battlebot client with no contest waits for another client before it is
+    matched with an online bot of another protocol that plays its game."""
+    battlebot_salt_turn_limit: float = 3.0
+    """Seconds a client of the salted-login protocol has for a valid turn (Battlebot's 3 s
+    from the last valid update; invalid turns do not restart it)."""
+    battlebot_graphql_turn_limit: float = 4.0
+    """The same for a client of the GraphQL-registration protocol (Battlebot's later 4 s)."""
+    battlebot_login_timeout: float = 10.0
+    """Seconds a Battlebot client has to log in after it connects."""
+    battlebot_first_message_wait: float = 1.0
+    """Seconds the listener waits for a new connection to speak first (a GraphQL-era
+    client sends its login at once) before it sends the salt that a salted-login client
+    waits for."""
+    battlebot_max_message: int = 65536
+    """Largest message a Battlebot client may send, in bytes; a larger one closes the
+    connection (1009)."""
+
     log_level: str = "INFO"
     """Logging level of the platform process."""
 
@@ -247,8 +273,14 @@ def _validate(config: Config) -> Config:
             raise ConfigError(f"{key} = {getattr(config, key)!r}: {why}")
 
     need(0 <= config.port <= 65535, "port", "must be between 0 and 65535")
+    need(0 <= config.battlebot_port <= 65535, "battlebot_port", "must be between 0 and 65535")
+    need(bool(config.battlebot_tls_cert) == bool(config.battlebot_tls_key),
+         "battlebot_tls_cert", "needs battlebot_tls_key, and the key the certificate")
+    need(config.battlebot_max_message >= 1024, "battlebot_max_message", "must be at least 1024")
     for key in ("connect_timeout", "move_timeout", "ping_timeout", "notify_timeout",
-                "announce_timeout", "rest_call_timeout",
+                "announce_timeout", "rest_call_timeout", "battlebot_match_wait",
+                "battlebot_salt_turn_limit", "battlebot_graphql_turn_limit",
+                "battlebot_login_timeout", "battlebot_first_message_wait",
                 "ping_interval", "offline_retry_min", "offline_retry_max"):
         need(getattr(config, key) > 0, key, "must be greater than 0")
     need(config.offline_grace >= 0, "offline_grace", "must not be negative")

@@ -41,17 +41,36 @@ def bind(host: str, port: int) -> socket.socket:
 async def running(config: Config) -> AsyncIterator[tuple[Config, Platform]]:
     """The platform serving HTTP; yields the config with its real port, and the platform."""
     sock = bind(config.host, config.port)
+    gateway_sock = bind(config.host, config.battlebot_port) if config.battlebot_port else None
     config = dataclasses.replace(config, port=sock.getsockname()[1])
+    if gateway_sock is not None:
+        config = dataclasses.replace(config, battlebot_port=gateway_sock.getsockname()[1])
     platform = Platform(config)
+    tls = platform.battlebot.tls()  # before start-up: a bad certificate stops it at once
     runner = web.AppRunner(build_app(config, platform), access_log=None, handle_signals=False,
                            shutdown_timeout=2.0, **platform.guard.runner_options())
+    gateway: web.AppRunner | None = None
     try:
         await runner.setup()
         await platform.guard.site(runner, sock).start()
+        if gateway_sock is not None:
+            # After the platform's start-up (the main application's), which the listener
+            # needs; stopped before it.
+            gateway = web.AppRunner(platform.battlebot.app(), access_log=None,
+                                    handle_signals=False, shutdown_timeout=2.0,
+                                    **platform.guard.runner_options())
+            await gateway.setup()
+            await platform.guard.site(gateway, gateway_sock, ssl_context=tls).start()
         yield config, platform
     finally:
-        await runner.cleanup()
-        sock.close()
+        try:
+            if gateway is not None:
+                await gateway.cleanup()
+        finally:
+            await runner.cleanup()
+            sock.close()
+            if gateway_sock is not None:
+                gateway_sock.close()
 
 
 async def wait_for_signal() -> None:

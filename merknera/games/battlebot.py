@@ -100,13 +100,19 @@ def _final_view(view: JSONObject, outcome: Outcome | None) -> JSONObject:
         players = view["players"]
         if len(winners) == 1 and isinstance(players, list):
             victor = players[winners[0]]
-        reason = _REASONS.get(outcome.termination, outcome.termination.value.lower())
+        reason = battlebot_reason(outcome.termination)
     return {**view, "complete": True, "victor": victor, "reason": reason}
 
 
 _REASONS = {Termination.TIMEOUT: "timeout", Termination.UNREACHABLE: "disconnect",
             Termination.STRIKES: "Didn't write unit tests"}
 """Battlebot's reasons for the ends its server decided (research a.6)."""
+
+
+def battlebot_reason(termination: Termination) -> str:
+    """The ``reason`` of a game the platform ended (not the rules): Battlebot's words where
+    it had them, else the termination in lower case."""
+    return _REASONS.get(termination, termination.value.lower())
 
 
 # -- noughts and crosses ------------------------------------------------------------------

@@ -99,9 +99,10 @@ class Guard:
         return {"keepalive_timeout": self.config.idle_timeout,
                 "lingering_time": min(LINGERING_SECONDS, self.config.idle_timeout)}
 
-    def site(self, runner: web.BaseRunner, sock: Any) -> GuardedSite:
-        """A site serving ``runner`` on the listening socket ``sock``, guarded."""
-        return GuardedSite(runner, sock, self.connections)
+    def site(self, runner: web.BaseRunner, sock: Any, **kwargs: Any) -> GuardedSite:
+        """A site serving ``runner`` on the listening socket ``sock``, guarded (``kwargs``
+        go to aiohttp's ``SockSite``: ``ssl_context``)."""
+        return GuardedSite(runner, sock, self.connections, **kwargs)
 
     async def read_body(self, request: web.BaseRequest, limit: int) -> bytes:
         """The request's body, at most ``limit`` bytes, within ``body_timeout``.

@@ -13,6 +13,24 @@ class BotProtocol(enum.Enum):
     """Merknera's JSON-RPC convention (PROTOCOL.md): every game."""
     SQUELCH_REST = "squelch-rest"
     """The Squelchbot REST API (``seeds/000_*``): ``rpcendpoint`` is the bot's base URL."""
+    BATTLEBOT_SALT = "battlebot-salt"
+    """Battlebot's first protocol (``seeds/002_*``, research a.2-a.6): registered with
+    ``POST /bots/<game>``, a WebSocket client that logs in with a salted hash."""
+    BATTLEBOT_GRAPHQL = "battlebot-graphql"
+    """Battlebot's last protocol (research a.10): registered with the GraphQL mutation
+    ``registerBot``, a WebSocket client that logs in with its password."""
+
+    @property
+    def connects(self) -> bool:
+        """Whether the bot connects to the platform (a client of a gateway, with no
+        endpoint the platform could call, registered at that gateway) rather than serving
+        calls at an endpoint."""
+        return self in _CONNECTING
+
+    @property
+    def title(self) -> str:
+        """The protocol's name for people (a bot's page)."""
+        return _TITLES[self]
 
     @property
     def games(self) -> frozenset[str] | None:
@@ -23,7 +41,7 @@ class BotProtocol(enum.Enum):
     def base_url(self) -> bool:
         """Whether ``rpcendpoint`` is a base URL that the protocol's paths go under (so it
         may have no query or fragment), rather than the one URL called."""
-        return self is not BotProtocol.JSONRPC
+        return self is BotProtocol.SQUELCH_REST
 
     def carries(self, mnemonic: str) -> bool:
         """Whether a bot speaking this protocol can play ``mnemonic``."""
@@ -34,4 +52,15 @@ class BotProtocol(enum.Enum):
 _GAMES: dict[BotProtocol, frozenset[str] | None] = {
     BotProtocol.JSONRPC: None,
     BotProtocol.SQUELCH_REST: frozenset({"SQUELCH"}),
+    BotProtocol.BATTLEBOT_SALT: frozenset({"NOUGHTSANDCROSSES", "NUMBERWANG"}),
+    BotProtocol.BATTLEBOT_GRAPHQL: frozenset({"NOUGHTSANDCROSSES", "NUMBERWANG"}),
+}
+
+_CONNECTING = frozenset({BotProtocol.BATTLEBOT_SALT, BotProtocol.BATTLEBOT_GRAPHQL})
+
+_TITLES = {
+    BotProtocol.JSONRPC: "JSON-RPC",
+    BotProtocol.SQUELCH_REST: "the Squelchbot REST API",
+    BotProtocol.BATTLEBOT_SALT: "Battlebot's WebSocket protocol (salted login, 2017)",
+    BotProtocol.BATTLEBOT_GRAPHQL: "Battlebot's WebSocket protocol (GraphQL registration, 2017)",
 }

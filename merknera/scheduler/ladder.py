@@ -191,7 +191,10 @@ class Ladder:
             return []
         created: list[int] = []
         for mnemonic in sorted(arena.games):
-            online = arena.presence.online_bots(mnemonic)
+            # A connected client plays one game at a time: only those free now.
+            online = [bot_id for bot_id in arena.presence.online_bots(mnemonic)
+                      if (bot := arena.presence.bot(bot_id)) is not None
+                      and arena.seats.can_seat(bot)]
             if len(online) < 2:
                 continue
             pairs = await arena.db.read(functools.partial(

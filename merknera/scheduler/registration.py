@@ -120,6 +120,11 @@ class RegistrationRequest:
             raise RegistrationError(
                 jsonrpc.INVALID_PARAMS,
                 f'The param "protocol" must be one of {known}, not {protocol[:50]!r}') from None
+        if spoken.connects:
+            raise RegistrationError(
+                jsonrpc.INVALID_PARAMS,
+                f'A bot of protocol "{spoken.value}" connects to the platform and registers '
+                "at its Battlebot listener, not here (see the README)")
         return cls(**values, protocol=spoken)
 
 

@@ -23,6 +23,7 @@ from merknera.endpoints import endpoint_addresses
 from merknera.events import GameFinished
 from merknera.games import (
     CHANCE,
+    JSON,
     Announcement,
     JSONObject,
     MoveError,
@@ -45,7 +46,7 @@ from merknera.scheduler.play import (
     absent_outcome,
     replay,
 )
-from merknera.seats import SeatCall
+from merknera.seats import SeatCall, Witnessed
 from merknera.store import bots, games, logs
 from merknera.store.bots import Bot, BotStatus
 from merknera.store.games import GameStatus
@@ -78,6 +79,8 @@ class GameRunner:
         self._log = MoveLog(arena.db, arena.events, game_id)
         self._holding_slot = False
         self._owners: frozenset[int] = frozenset()  # the game counts against their shares
+        self._witnessing: frozenset[Seat] = frozenset()
+        """Seats whose clients see every state (Transport.witnesses), told in line."""
 
     async def run(self) -> None:
         """Play the game; never raises except when cancelled."""
@@ -117,6 +120,8 @@ class GameRunner:
                 raise RuntimeError(f"game {record.id} seats bot {seat.bot_id}, which is unknown")
             seated.append(known[seat.bot_id])
         self._owners = frozenset(bot.user_id for bot in seated)
+        self._witnessing = frozenset(seat for seat, bot in enumerate(seated)
+                                     if arena.seats.of(bot).witnesses)
         game = self._arena.games.get(record.game) or get_game(record.game)
         rules = self._arena.config.rules_for(record.game)
         try:
@@ -227,6 +232,7 @@ class GameRunner:
         if preparing and not await self._await_ready(play, preparing):
             return
         await games.mark_running(arena.db, self._game_id, ready)
+        await self._witness(play)
         await self._announce(play, play.game.opening_announcements(play.state))
 
     async def _announce(self, play: Play, notes: Sequence[Announcement]) -> None:
@@ -356,6 +362,7 @@ class GameRunner:
             if not await self._log.append(play, [(seat, reply, verdict)]):
                 return False
             play.advance(seat, verdict)
+            await self._witness(play, seat, verdict.move, None if reply is None else reply.result)
             await self._announce(play, verdict.step.announcements)
             return True
         return await self._faulted(play, [(seat, reply, verdict)])
@@ -377,8 +384,7 @@ class GameRunner:
                              self._game_id)
             params: JSONObject = game.error_params(play.state, seat)
             params.update({"message": text, "errorcode": verdict.kind.error_code})
-            self._arena.notifier.send(bot, game,
-                                      [SeatCall(self._game_id, game.calls.error, params)])
+            await self._tell(play, seat, SeatCall(self._game_id, game.calls.error, params))
         return True
 
     # -- the end ------------------------------------------------------------------------------
@@ -407,16 +413,40 @@ class GameRunner:
             outcome.scores, tuple(bot.id for bot in seats), at_fault)
         arena.events.publish(finished)
         arena.after_game(finished)
-        for seat, bot in enumerate(seats):
+        for seat in range(play.seats):
             params: JSONObject = {"winner": results[seat] is SeatResult.WIN}
             params.update(game.complete_params(play.state, seat, outcome))
-            arena.notifier.send(bot, game, [SeatCall(self._game_id, game.calls.complete, params)])
+            await self._tell(play, seat, SeatCall(self._game_id, game.calls.complete, params))
 
     async def _finish_without_play(self, termination: Termination, detail: str) -> None:
         await games.finish(self._arena.db, self._game_id,
                            Outcome.no_result(termination, detail), None)
 
     # -- helpers ------------------------------------------------------------------------------
+
+    async def _witness(self, play: Play, mover: Seat | None = None, move: object = None,
+                       sent: JSON = None) -> None:
+        """Show the seats whose clients see every state the game's state now."""
+        if not self._witnessing:
+            return
+        game = play.game
+        wire = None if mover is None else game.move_to_wire(move)
+        stamp = int(time.time() * 1000)
+        for seat in sorted(self._witnessing):
+            seen = Witnessed(self._game_id, game.next_move_params(play.state, seat),
+                             None if mover == CHANCE else mover, wire, sent, stamp)
+            await self._arena.seats.of(self._bot(play, seat)).witness(
+                self._bot(play, seat), game, seen)
+
+    async def _tell(self, play: Play, seat: Seat, call: SeatCall) -> None:
+        """A call whose reply is ignored: in the background (after the calls sent to the
+        bot before), or in line for a seat whose client sees every state, so that it
+        comes before the seat is asked again."""
+        bot = self._bot(play, seat)
+        if seat in self._witnessing:
+            await self._arena.seats.tell(bot, play.game, call, self._arena.config.notify_timeout)
+        else:
+            self._arena.notifier.send(bot, play.game, [call])
 
     async def _asking(self, call: Callable[[], Awaitable[CallResult]]) -> CallResult:
         """Make a call to a bot, waiting (without a place in play) while the platform is

@@ -10,8 +10,9 @@ depend on the wire.
 
 from __future__ import annotations
 
-from merknera.seats.base import SeatCall, Seats, Transport
+from merknera.seats.base import SeatCall, Seats, Transport, Witnessed
 from merknera.seats.jsonrpc import JsonRpcTransport
 from merknera.seats.squelch_rest import SquelchRestTransport
 
-__all__ = ["JsonRpcTransport", "SeatCall", "Seats", "SquelchRestTransport", "Transport"]
+__all__ = ["JsonRpcTransport", "SeatCall", "Seats", "SquelchRestTransport", "Transport",
+           "Witnessed"]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from merknera.botclient import CallResult
-from merknera.games import AnyGame, JSONObject
+from merknera.games import JSON, AnyGame, JSONObject, Seat
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.store.bots import Bot
 
@@ -25,6 +26,25 @@ class SeatCall:
     """The game's values for the call, without the game id."""
 
 
+@dataclass(frozen=True)
+class Witnessed:
+    """A state of a game that a seat's client is shown: the opening state, or the state
+    after a move (for transports whose clients see every state, :attr:`Transport.witnesses`).
+    """
+
+    game_id: int
+    view: JSONObject
+    """The seat's view of the state: the game's NextMove params for the seat."""
+    mover: Seat | None = None
+    """The seat that moved to it (None for the opening state)."""
+    move: JSON = None
+    """That move as the game writes it (:meth:`~merknera.games.Game.move_to_wire`)."""
+    sent: JSON = None
+    """What the mover sent for it (its reply's value), when it was asked."""
+    at_ms: int = field(default_factory=lambda: int(time.time() * 1000))
+    """When the move was played, in ms since the epoch."""
+
+
 class Transport(ABC):
     """How the platform calls bots of one protocol."""
 
@@ -33,6 +53,20 @@ class Transport(ABC):
     ping_names_bot: bool = False
     """Whether the ping's answer carries the name the bot gives itself (then the bot is
     pinged as soon as it registers, for its page)."""
+    witnesses: bool = False
+    """Whether the transport's clients see every state of their games (:meth:`witness`).
+    Such a transport is told in line (an Error before the seat is asked again, the final
+    state after the last move's): its calls only queue messages on a connection."""
+
+    def can_seat(self, bot: Bot) -> bool:
+        """Whether a new game could open for the bot now (a connected client plays one
+        game at a time)."""
+        return True
+
+    async def witness(self, bot: Bot, game: AnyGame, seen: Witnessed) -> None:
+        """Show the bot's client a state of its game (only if :attr:`witnesses`)."""
+        # Not abstract: most transports' bots see only what their calls carry.
+        return
 
     @abstractmethod
     def describe(self, game: AnyGame, name: str) -> str:
@@ -89,3 +123,7 @@ class Seats:
     async def ping(self, bot: Bot) -> CallResult:
         """:meth:`Transport.ping` on the bot's transport."""
         return await self.of(bot).ping(bot)
+
+    def can_seat(self, bot: Bot) -> bool:
+        """:meth:`Transport.can_seat` on the bot's transport."""
+        return self.of(bot).can_seat(bot)

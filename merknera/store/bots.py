@@ -100,16 +100,17 @@ def names_of(conn: sqlite3.Connection, user_id: int) -> int:
 
 
 def insert(conn: sqlite3.Connection, *, name: str, version: str, game: str,
-           user_id: int, meta: BotMetadata, secret: str) -> Bot:
-    """Add a new bot version, online (inside a write transaction)."""
+           user_id: int, meta: BotMetadata, secret: str,
+           status: BotStatus = BotStatus.ONLINE) -> Bot:
+    """Add a new bot version, online unless told otherwise (inside a write transaction)."""
     stamp = now()
     cursor = conn.execute(
         "INSERT INTO bots (name, name_key, name_shape, version, game, user_id, endpoint, "
         "language, website, description, protocol, status, secret, created_at, "
-        "last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'ONLINE', ?, ?, ?)",
+        "last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (name, name_key(name), name_shape(name), version, game, user_id, meta.endpoint,
-         meta.language, meta.website, meta.description, meta.protocol.value, secret, stamp,
-         stamp))
+         meta.language, meta.website, meta.description, meta.protocol.value, status.value,
+         secret, stamp, stamp if status is BotStatus.ONLINE else None))
     bot_id = cursor.lastrowid
     assert bot_id is not None
     return _reread(conn, bot_id)

@@ -267,6 +267,10 @@ def _run_alone(conn: sqlite3.Connection,
             conn.execute("ROLLBACK")
         return False, exc
     return True, result
+REBUILDS_TABLES = "-- rebuilds tables"
+"""The first line of a migration that rebuilds tables (run with foreign keys off)."""
+
+
 async def _migrate(conn: aiosqlite.Connection, path: str) -> None:
     version = int((await (await conn.execute("PRAGMA user_version")).fetchone() or [0])[0])
     known = migrations()
@@ -275,15 +279,31 @@ async def _migrate(conn: aiosqlite.Connection, path: str) -> None:
                          f"knows ({len(known)}); upgrade Merknera")
     for number, name, sql in known[version:]:
         statements = _split(sql)
+        # A migration that rebuilds a table others refer to (SQLite cannot drop a CHECK)
+        # runs with foreign keys off, as SQLite's own procedure for it says, and checks
+        # every reference before it commits.  The pragma is a no-op inside a transaction.
+        rebuilds = sql.startswith(REBUILDS_TABLES)
+        if rebuilds:
+            await conn.execute("PRAGMA foreign_keys = OFF")
         await conn.execute("BEGIN IMMEDIATE")
         try:
             for statement in statements:
                 await conn.execute(statement)
+            if rebuilds:
+                broken = list(await (await conn.execute("PRAGMA foreign_key_check")).fetchall())
+                if broken:
+                    raise sqlite3.IntegrityError(
+                        f"{len(broken)} rows refer to rows that are gone, e.g. {tuple(broken[0])}")
             await conn.execute(f"PRAGMA user_version = {number}")
         except sqlite3.Error as exc:
             await conn.execute("ROLLBACK")
             raise StoreError(f"{path}: migration {name} failed: {exc}") from exc
+        finally:
+            if rebuilds and not conn.in_transaction:
+                await conn.execute("PRAGMA foreign_keys = ON")
         await conn.execute("COMMIT")
+        if rebuilds:
+            await conn.execute("PRAGMA foreign_keys = ON")
 
 
 def _split(sql: str) -> Iterable[str]:

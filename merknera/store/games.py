@@ -87,12 +87,14 @@ def summarise(outcome: Outcome) -> GameResult:
 
 def create(conn: sqlite3.Connection, game: str, seed: int, bot_ids: Sequence[int],
            settings: dict[str, JSON] | None = None, *, origin: str = "REGISTRATION",
-           tournament_id: int | None = None, round_number: int | None = None) -> int:
+           tournament_id: int | None = None, round_number: int | None = None,
+           contest: str | None = None) -> int:
     """A new pending game with its seats in order (inside a write transaction)."""
     cursor = conn.execute(
-        "INSERT INTO games (game, seed, settings, created_at, origin, tournament_id, round) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (game, seed, json.dumps(settings or {}), now(), origin, tournament_id, round_number))
+        "INSERT INTO games (game, seed, settings, created_at, origin, tournament_id, round, "
+        "contest) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (game, seed, json.dumps(settings or {}), now(), origin, tournament_id, round_number,
+         contest))
     game_id = cursor.lastrowid
     assert game_id is not None
     conn.executemany(

@@ -130,6 +130,13 @@ def by_name(conn: sqlite3.Connection, name: str) -> User | None:
     return None if row is None else _user(row)
 
 
+def has_tokens(conn: sqlite3.Connection, user_id: int) -> bool:
+    """Whether the user has ever had a token (an account that registers over ``/rpc``,
+    not an owner named by a gateway's registration)."""
+    return conn.execute("SELECT 1 FROM tokens WHERE user_id = ? LIMIT 1",
+                        (user_id,)).fetchone() is not None
+
+
 def set_suspended(conn: sqlite3.Connection, user_id: int, reason: str | None) -> None:
     """Suspend a user (with the reason), or lift the suspension (``None``)."""
     conn.execute("UPDATE users SET suspended_reason = ?, suspended_at = ? WHERE id = ?",

@@ -58,14 +58,10 @@ def game_name(mnemonic: str) -> str:
     return mnemonic if game is None else game.name
 
 
-_PROTOCOL_NAMES = {BotProtocol.JSONRPC: "JSON-RPC",
-                   BotProtocol.SQUELCH_REST: "the Squelchbot REST API"}
-
-
 def protocol_name(value: str) -> str:
     """A bot's protocol (as stored) for people."""
     try:
-        return _PROTOCOL_NAMES[BotProtocol(value)]
+        return BotProtocol(value).title
     except ValueError:
         return value
 

@@ -1,0 +1,145 @@
+"""Battlebot bots' registration and login: platform bots with a Battlebot credential.
+
+A Battlebot bot is a platform bot (one namespace with every other bot) of protocol
+``battlebot-salt`` or ``battlebot-graphql``, version ``"1"`` (Battlebot had no versions: a
+name is registered once), with no endpoint.  Its owner is a platform user without tokens,
+made at the first registration that names it; an owner name that belongs to a user with
+tokens (somebody who registers bots over ``/rpc``) is refused, since a Battlebot
+registration carries no proof of who sends it.
+
+How the credentials are kept (neither is ever shown again, by any API or page):
+
+* **salted login**: the client proves it knows ``pass_hash`` by sending
+  ``sha256(pass_hash + salt)`` for a salt it is sent; checking that needs ``pass_hash``
+  itself, so it is kept as it is, in the bot's ``secret`` (as a JSON-RPC bot's signing
+  secret is kept), and compared with a hash made for each login;
+* **GraphQL era**: the client sends its password, so only its SHA-256 is kept (it is 256
+  random bits: nothing for a slow password hash to protect), and a login's is compared.
+
+Both comparisons take constant time (:func:`~merknera.gateways.battlebot.wire.same_secret`).
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+from dataclasses import dataclass
+
+from merknera.gateways.battlebot import wire
+from merknera.gateways.battlebot.wire import BattlebotGame, Era, Login
+from merknera.names import NameRefusedError, check_bot_name, check_text
+from merknera.scheduler.arena import Arena
+from merknera.store import Database, bots, logs, now, users
+from merknera.store.bots import Bot, BotMetadata, BotStatus
+
+VERSION = "1"
+"""The version of every Battlebot bot (its protocol has none)."""
+
+LONGEST_OWNER = 100
+
+
+class RegistrationRefusedError(ValueError):
+    """A registration that was refused, with Battlebot's message (or the platform's, where
+    Battlebot had none)."""
+
+
+@dataclass(frozen=True)
+class Registered:
+    """A new Battlebot bot, and its credential, shown only now."""
+
+    bot: Bot
+    credential: str
+    """``pass_hash`` (salted login) or ``password`` (GraphQL era)."""
+
+
+async def register(arena: Arena, era: Era, game: BattlebotGame, name: str,
+                   owner: str) -> Registered:
+    """Register a Battlebot bot (offline until it connects).
+
+    :raises RegistrationRefusedError: with the reason.
+    """
+    salted = era is Era.SALT
+    if not name:
+        raise RegistrationRefusedError("No ID set" if salted else "A name is required")
+    if not owner:
+        raise RegistrationRefusedError("No owner set" if salted else "An owner is required")
+    try:
+        checked = check_bot_name(name)
+        check_text(owner, "owner name")
+    except NameRefusedError as exc:
+        raise RegistrationRefusedError(str(exc)) from None
+    if len(owner) > LONGEST_OWNER:
+        raise RegistrationRefusedError(f"The owner name is longer than {LONGEST_OWNER} characters")
+    credential = secrets.token_hex(32)
+    kept = credential if era is Era.SALT else wire.sha256_hex(credential)
+    limit = arena.config.max_bots_per_user
+
+    def work(conn: sqlite3.Connection) -> Bot:
+        if bots.by_name(conn, name):
+            raise RegistrationRefusedError("Bot already registered with that name")
+        alike = bots.look_alikes(conn, checked)
+        if alike:
+            raise RegistrationRefusedError(f'The name "{name}" is too like "{alike[0].name}", '
+                                      "which is registered already; choose another")
+        user_id = _owner(conn, owner, limit)
+        bot = bots.insert(conn, name=name, version=VERSION, game=game.mnemonic,
+                          user_id=user_id, meta=BotMetadata("", protocol=era.protocol),
+                          secret=kept, status=BotStatus.OFFLINE)
+        logs.add(conn, bot.id, f"Registered {name} for {game.path_name} over Battlebot's "
+                               f"{'salted-login' if era is Era.SALT else 'GraphQL'} protocol; "
+                               "it plays when it connects")
+        return bot
+
+    bot = await arena.db.transaction(work)
+    arena.presence.restored(bot)
+    return Registered(bot, credential)
+
+
+def _owner(conn: sqlite3.Connection, owner: str, limit: int) -> int:
+    """The id of the tokenless user named ``owner``, made if there is none."""
+    user = users.by_name(conn, owner)
+    if user is None:
+        cursor = conn.execute("INSERT INTO users (name, created_at) VALUES (?, ?)",
+                              (owner, now()))
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+    if users.has_tokens(conn, user.id):
+        raise RegistrationRefusedError(
+            f'The owner "{owner}" is an account of this platform, whose bots register with '
+            "its token; choose another owner name")
+    if user.suspended:
+        raise RegistrationRefusedError(f'The owner "{owner}" is suspended by an admin '
+                                  f"({user.suspended_reason})")
+    if bots.names_of(conn, user.id) >= limit:
+        raise RegistrationRefusedError(f'The owner "{owner}" has registered {limit} bot names, '
+                                  "as many as an owner may")
+    return user.id
+
+
+class LoginRefusedError(ValueError):
+    """A login that failed, and why (for the client: Battlebot said only "failed")."""
+
+
+async def log_in(db: Database, login: Login, salt: str | None) -> Bot:
+    """The bot a login is for, if its credential is right.
+
+    :param salt: the salt the client was sent (salted login); None in the GraphQL era.
+    :raises LoginRefusedError: for an unknown bot, a wrong credential, or a bot an admin
+        disabled (one the fault rule disabled comes back by logging in, as a JSON-RPC
+        bot does by registering again).
+    """
+    found = await db.read(lambda conn: bots.by_name(conn, login.name))
+    bot = next((b for b in reversed(found) if b.protocol is login.era.protocol), None)
+    if bot is None or bot.game != login.game.mnemonic:
+        # Compared anyway, so that an unknown name takes as long as a wrong credential.
+        wire.same_secret(login.credential, "0" * 64)
+        raise LoginRefusedError(f"there is no {login.game.name_in(login.era)} bot "
+                           f"{login.name!r} of this protocol")
+    expected = (wire.login_hash(bot.secret, salt or "") if login.era is Era.SALT
+                else bot.secret)
+    given = login.credential if login.era is Era.SALT else wire.sha256_hex(login.credential)
+    if not wire.same_secret(given, expected):
+        raise LoginRefusedError("wrong " + ("login_hash" if login.era is Era.SALT else "password"))
+    if bot.status is BotStatus.DISABLED and bot.disabled_by == "ADMIN":
+        raise LoginRefusedError(f"{bot.name} is disabled by an admin ({bot.disabled_reason})")
+    return bot

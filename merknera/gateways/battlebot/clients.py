@@ -1,0 +1,260 @@
+"""Battlebot's connected clients: one logged-in WebSocket each, and the hub that knows
+which bot is connected and hands a client to the game it plays.
+
+A Battlebot client plays one game per connection (its server closed the socket after the
+final state), and a bot may hold one connection at a time here.  What a client sends during
+a game is kept in order for the game's runner, which asks for a turn through the seat
+transport (:mod:`merknera.seats.battlebot`); the transport keeps the client's side of the
+game (what it was last sent, whether it may move, its turn's deadline) in :class:`Seating`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+from merknera.games import JSON, JSONObject
+from merknera.gateways.battlebot.wire import Era, Login
+from merknera.store.bots import Bot
+
+log = logging.getLogger(__name__)
+
+CLOSE_NORMAL = 1000
+CLOSE_POLICY = 1008
+"""Close code for a client that broke a rule (too many messages, never logged in)."""
+
+
+@dataclass
+class Received:
+    """One message from a client, as it came."""
+
+    text: str
+    """The frame's text (a binary frame's is empty)."""
+    value: JSON
+    """The parsed JSON (None when :attr:`problem` says why there is none)."""
+    problem: str | None
+    """Why the frame is no turn at all: binary, or not JSON."""
+    time_ms: int
+    """When it came, in ms since the epoch (the ``time`` of its turn's echo)."""
+    answered: bool = False
+    """Whether the client was told already that it was invalid (sent out of turn)."""
+
+    @classmethod
+    def text_frame(cls, text: str) -> Received:
+        """A text frame: JSON, or a frame that is not."""
+        stamp = now_ms()
+        try:
+            return cls(text, json.loads(text), None, stamp)
+        except (ValueError, RecursionError) as exc:
+            return cls(text, None, f"the message is not JSON ({exc})", stamp)
+
+    @classmethod
+    def binary_frame(cls, size: int) -> Received:
+        """A binary frame (Battlebot's messages are JSON text)."""
+        return cls("", None, f"a binary frame of {size} bytes; turns are JSON text frames",
+                   now_ms())
+
+    @property
+    def sent(self) -> JSONObject:
+        """The keys of the message, for its turn's echo (none for a message that is not
+        an object)."""
+        return dict(self.value) if isinstance(self.value, dict) else {}
+
+
+def now_ms() -> int:
+    """Milliseconds since the epoch (Battlebot's ``time``)."""
+    return int(time.time() * 1000)
+
+
+class Connection:
+    """A WebSocket, with the messages to send queued and written in order by one task.
+
+    Sending never waits: the game's runner and the listener queue messages, and a client
+    that does not read its socket holds up only its own writer.
+    """
+
+    def __init__(self, ws: web.WebSocketResponse, peer: str) -> None:
+        self.ws = ws
+        self.peer = peer
+        """The client's address key (:func:`merknera.guard.client_key`)."""
+        self.closed = asyncio.Event()
+        """Set once the socket is closed, by either side."""
+        self._outbox: asyncio.Queue[JSONObject | int] = asyncio.Queue()
+        self._writer = asyncio.create_task(self._write(), name=f"battlebot-writer-{peer}")
+
+    def send(self, message: JSONObject) -> None:
+        """Queue a message."""
+        if not self.closed.is_set():
+            self._outbox.put_nowait(message)
+
+    def close(self, code: int = CLOSE_NORMAL) -> None:
+        """Close the socket once the messages queued before are written."""
+        if not self.closed.is_set():
+            self._outbox.put_nowait(code)
+
+    async def _write(self) -> None:
+        try:
+            while True:
+                item = await self._outbox.get()
+                if isinstance(item, int):
+                    await self.ws.close(code=item)
+                    break
+                await self.ws.send_str(json.dumps(item, separators=(",", ":")))
+        except (ConnectionError, RuntimeError, asyncio.CancelledError):
+            pass  # the client went away; the reader sees it too
+        finally:
+            self.closed.set()
+
+    async def stop(self) -> None:
+        """Stop writing (the socket is closed)."""
+        self.closed.set()
+        self._writer.cancel()
+        await asyncio.gather(self._writer, return_exceptions=True)
+
+
+@dataclass
+class Seating:
+    """A client's side of the game it plays: what the seat transport keeps."""
+
+    game_id: int
+    view: JSONObject | None = None
+    """The state (the game's view) it was last sent."""
+    to_move: bool = False
+    """Whether that state has it to move."""
+    deadline: float | None = None
+    """When its turn runs out (``time.monotonic``): set when a state gives it the move, and
+    not moved by invalid turns (Battlebot's clock ran from the last valid update)."""
+    inbox: collections.deque[Received] = field(default_factory=collections.deque)
+    """Turns sent while it was to move, for the runner to judge in order."""
+    early: collections.deque[Received] = field(default_factory=collections.deque)
+    """Messages sent while it was not to move: answered invalid at once, and counted as a
+    fault at its next turn."""
+    judging: Received | None = None
+    """The message the runner was last given (an Error is about it)."""
+    finished: bool = False
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class Client:
+    """A logged-in Battlebot client."""
+
+    def __init__(self, connection: Connection, bot: Bot, login: Login) -> None:
+        self.connection = connection
+        self.bot = bot
+        self.login = login
+        self.seating: Seating | None = None
+        """Set when a game claims the client."""
+
+    @property
+    def era(self) -> Era:
+        return self.login.era
+
+    @property
+    def contest(self) -> str | None:
+        return self.login.contest
+
+    @property
+    def closed(self) -> bool:
+        return self.connection.closed.is_set()
+
+    def received(self, message: Received, answer: Callable[[Received], None]) -> None:
+        """A message came during the client's game (or before it began).
+
+        While the client is to move it is kept for the runner; otherwise ``answer`` tells
+        the client at once that it was invalid, and it is kept to count as a fault at the
+        client's next turn (Battlebot counted messages out of turn as invalid turns).
+        """
+        seating = self.seating
+        if seating is None or seating.finished:
+            return
+        if seating.to_move:
+            seating.inbox.append(message)
+        else:
+            answer(message)
+            message.answered = True
+            seating.early.append(message)
+        seating.arrived.set()
+
+
+class Hub:
+    """Every logged-in client, by bot; claims of clients by games."""
+
+    def __init__(self) -> None:
+        self._clients: dict[int, Client] = {}
+        self._waiters: dict[int, collections.deque[tuple[int, asyncio.Future[Client]]]] = {}
+        self.on_arrival: Callable[[Client], None] = lambda client: None
+        """Called with each client that no game was waiting for (the lobby's door)."""
+
+    def connected(self, bot_id: int) -> Client | None:
+        """The bot's client, if it is connected."""
+        client = self._clients.get(bot_id)
+        return None if client is None or client.closed else client
+
+    def free(self, bot_id: int) -> Client | None:
+        """The bot's client if it is connected and in no game."""
+        client = self.connected(bot_id)
+        return client if client is not None and client.seating is None else None
+
+    def add(self, client: Client) -> bool:
+        """A client logged in: False if its bot is connected already (one connection
+        each).  A game waiting for the bot takes it; else it goes to the lobby."""
+        if self.connected(client.bot.id) is not None:
+            return False
+        self._clients[client.bot.id] = client
+        waiting = self._waiters.get(client.bot.id)
+        while waiting:
+            game_id, future = waiting.popleft()
+            if not future.done():
+                client.seating = Seating(game_id)
+                future.set_result(client)
+                return True
+        self.on_arrival(client)
+        return True
+
+    def remove(self, client: Client) -> None:
+        """The client's socket closed."""
+        if self._clients.get(client.bot.id) is client:
+            del self._clients[client.bot.id]
+
+    def seat(self, client: Client, game_id: int) -> bool:
+        """Give a free client to a game (the lobby's match); False if it is not free."""
+        if client.closed or client.seating is not None:
+            return False
+        client.seating = Seating(game_id)
+        return True
+
+    async def claim(self, bot_id: int, game_id: int, wait: float) -> Client | None:
+        """The bot's client for a game: the one seated in it already, or a free one, or
+        one that logs in within ``wait`` seconds; None if none does."""
+        client = self.connected(bot_id)
+        if client is not None and client.seating is not None and (
+                client.seating.game_id == game_id):
+            return client
+        if client is not None and self.seat(client, game_id):
+            return client
+        future: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
+        waiting = self._waiters.setdefault(bot_id, collections.deque())
+        waiting.append((game_id, future))
+        try:
+            async with asyncio.timeout(wait):
+                # Shielded: a client handed over just as the wait ran out is still ours.
+                return await asyncio.shield(future)
+        except TimeoutError:
+            if future.done() and not future.cancelled():
+                return future.result()
+            future.cancel()
+            return None
+        finally:
+            if all(f.done() for _, f in waiting) and self._waiters.get(bot_id) is waiting:
+                del self._waiters[bot_id]
+
+    def clients(self) -> list[Client]:
+        """Every connected client."""
+        return [client for client in self._clients.values() if not client.closed]

@@ -1,0 +1,320 @@
+"""The Battlebot listener: Battlebot's paths at the root of their own port (its clients
+build every URL from a bare ``host:port``), for both of its protocols at once.
+
+* ``POST /bots/<game>`` registers a salted-login bot; ``POST /graphql`` runs GraphQL
+  (``registerBot`` registers a GraphQL-era bot);
+* ``GET /bots/<game>``, ``GET /games/<game>``, ``GET /games/<game>/<id>`` and
+  ``GET /games/<game>/contests/<contest>`` answer as Battlebot's server did;
+* a WebSocket at ``/`` is a client.  A GraphQL-era client sends its login first; a
+  salted-login client waits for a salt.  So the listener waits ``battlebot_first_message_wait``
+  seconds for a first message, and sends a salt if none comes.
+
+The listener shares the platform's per-client limits (:class:`merknera.guard.Guard`):
+connections per address, messages per second (a socket's messages count as requests),
+failed logins, and request bodies.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import time
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+from merknera.games import JSONObject
+from merknera.gateways.battlebot import accounts, records, wire
+from merknera.gateways.battlebot.accounts import LoginRefusedError, RegistrationRefusedError
+from merknera.gateways.battlebot.clients import (
+    CLOSE_POLICY,
+    Client,
+    Connection,
+    Hub,
+    Received,
+)
+from merknera.gateways.battlebot.graphql_api import GraphQLApi
+from merknera.gateways.battlebot.transport import BattlebotTransport
+from merknera.gateways.battlebot.wire import Era, LoginError
+from merknera.guard import BodyError, Guard, RateLimitedError
+from merknera.scheduler.arena import Arena
+from merknera.scheduler.discipline import Discipline
+from merknera.store.bots import BotStatus
+
+log = logging.getLogger(__name__)
+
+MAX_BODY = 64 * 1024
+"""The largest registration or GraphQL request body."""
+
+
+class BattlebotListener:
+    """The listener's application, and what its clients need of the platform."""
+
+    def __init__(self, arena: Arena, hub: Hub, transport: BattlebotTransport, guard: Guard,
+                 discipline: Discipline) -> None:
+        self._arena = arena
+        self._hub = hub
+        self._transport = transport
+        self._guard = guard
+        self._discipline = discipline
+        self._config = arena.config
+        self._graphql = GraphQLApi(self._register_graphql, self._bots_of)
+
+    def app(self) -> web.Application:
+        """The aiohttp application to serve on ``battlebot_port``."""
+        app = web.Application(client_max_size=MAX_BODY, middlewares=[self._guard.middleware,
+                                                                     _json_errors])
+        app.router.add_get("/", self._root)
+        app.router.add_post("/graphql", self._graphql_request)
+        app.router.add_post("/bots/{game}", self._register_salted)
+        app.router.add_get("/bots/{game}", self._bots)
+        app.router.add_get("/games/{game}", self._games)
+        app.router.add_get("/games/{game}/contests/{contest}", self._contest)
+        app.router.add_get("/games/{game}/{id}", self._game)
+        app.on_shutdown.append(self._close_clients)
+        return app
+
+    async def _close_clients(self, app: web.Application) -> None:
+        for client in self._hub.clients():
+            client.connection.close(1001)
+
+    # -- HTTP -----------------------------------------------------------------------------
+
+    async def _json_body(self, request: web.Request) -> JSONObject:
+        try:
+            body = await self._guard.read_body(request, MAX_BODY)
+        except BodyError as exc:
+            raise _RefusedError(exc.status, exc.message) from None
+        try:
+            value = json.loads(body)
+        except ValueError:
+            raise _bad("The body is not JSON") from None
+        if not isinstance(value, dict):
+            raise _bad("The body must be a JSON object")
+        return value
+
+    async def _register_salted(self, request: web.Request) -> web.Response:
+        game = wire.game_named(request.match_info["game"], Era.SALT)
+        if game is None:
+            raise _bad("Game not recognised")
+        body = await self._json_body(request)
+        unknown = sorted(set(body) - {"bot_id", "owner"})
+        if unknown:
+            raise _bad(f"Unknown keys: {', '.join(unknown[:5])} (send bot_id and owner)")
+        bot_id, owner = body.get("bot_id"), body.get("owner")
+        if not isinstance(bot_id, str):
+            raise _bad("No ID set")
+        if not isinstance(owner, str):
+            raise _bad("No owner set")
+        try:
+            done = await accounts.register(self._arena, Era.SALT, game, bot_id.strip(),
+                                           owner.strip())
+        except RegistrationRefusedError as exc:
+            raise _bad(str(exc)) from None
+        return web.json_response({"game": game.path_name, "bot_id": done.bot.name,
+                                  "pass_hash": done.credential}, status=201)
+
+    async def _register_graphql(self, game: wire.BattlebotGame, name: str,
+                                owner: str) -> accounts.Registered:
+        return await accounts.register(self._arena, Era.GRAPHQL, game, name.strip(),
+                                       owner.strip())
+
+    async def _bots_of(self, game: wire.BattlebotGame) -> list[JSONObject]:
+        return await self._arena.db.read(lambda conn: records.game_bots(conn, game))
+
+    async def _graphql_request(self, request: web.Request) -> web.Response:
+        body = await self._json_body(request)
+        query, variables, operation = (body.get("query"), body.get("variables"),
+                                       body.get("operationName"))
+        if not isinstance(query, str):
+            raise _bad('"query" must be a GraphQL document (a string)')
+        if variables is not None and not isinstance(variables, dict):
+            raise _bad('"variables" must be an object')
+        if operation is not None and not isinstance(operation, str):
+            raise _bad('"operationName" must be a string')
+        return web.json_response(await self._graphql.execute(query, variables, operation))
+
+    def _game_of(self, request: web.Request) -> wire.BattlebotGame:
+        game = wire.game_named(request.match_info["game"], Era.SALT)
+        if game is None:
+            raise _bad("Game not recognised")
+        return game
+
+    async def _bots(self, request: web.Request) -> web.Response:
+        return web.json_response(await self._bots_of(self._game_of(request)))
+
+    async def _games(self, request: web.Request) -> web.Response:
+        game = self._game_of(request)
+        return web.json_response(
+            await self._arena.db.read(lambda conn: records.recent_games(conn, game)))
+
+    async def _game(self, request: web.Request) -> web.Response:
+        game = self._game_of(request)
+        raw = request.match_info["id"]
+        if not raw.isdigit() or len(raw) > 18:
+            raise _bad(f"No game {raw[:40]!r}: game ids are numbers")
+        found = await self._arena.db.read(
+            lambda conn: records.game_document(conn, game, int(raw)))
+        if found is None:
+            raise _RefusedError(404, f"No finished game {raw}")
+        return web.json_response(found)
+
+    async def _contest(self, request: web.Request) -> web.Response:
+        game = self._game_of(request)
+        contest = request.match_info["contest"]
+        return web.json_response(await self._arena.db.read(
+            lambda conn: records.contest_table(conn, game, contest)))
+
+    async def _root(self, request: web.Request) -> web.StreamResponse:
+        if request.headers.get("Upgrade", "").lower() == "websocket":
+            return await self._socket(request)
+        return web.Response(text=_ROOT_TEXT, content_type="text/plain")
+
+    # -- the WebSocket ------------------------------------------------------------------------
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        config = self._config
+        ws = web.WebSocketResponse(max_msg_size=config.battlebot_max_message, autoping=True,
+                                   heartbeat=30.0)
+        await ws.prepare(request)
+        connection = Connection(ws, self._guard.client(request))
+        client: Client | None = None
+        try:
+            client = await self._log_in(ws, connection)
+            if client is not None:
+                await self._read(ws, client)
+        except Exception:
+            log.exception("a Battlebot connection failed")
+        finally:
+            if client is not None:
+                self._hub.remove(client)
+            connection.closed.set()
+            if not ws.closed:
+                await ws.close()
+            await connection.stop()
+        return ws
+
+    async def _log_in(self, ws: web.WebSocketResponse,
+                      connection: Connection) -> Client | None:
+        """Read the login (the era is the first speaker's): the client, or None after
+        telling it that the login failed."""
+        config = self._config
+        deadline = time.monotonic() + config.battlebot_login_timeout
+        salt: str | None = None
+        try:
+            first = await ws.receive(timeout=min(config.battlebot_first_message_wait,
+                                                 config.battlebot_login_timeout))
+        except TimeoutError:
+            salt = secrets.token_hex(32)
+            connection.send({"salt": salt})
+            try:
+                first = await ws.receive(timeout=max(0.0, deadline - time.monotonic()))
+            except TimeoutError:
+                return _failed(connection, f"no login within {config.battlebot_login_timeout:g} s")
+        if first.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED,
+                          WSMsgType.ERROR):
+            return None
+        era = Era.SALT if salt is not None else Era.GRAPHQL
+        if first.type is not WSMsgType.TEXT:
+            return _failed(connection, "a login is a JSON text frame")
+        try:
+            login = wire.read_login(json.loads(first.data), era)
+        except (ValueError, RecursionError) as exc:
+            return _failed(connection, str(exc) if isinstance(exc, LoginError)
+                           else "the login is not JSON")
+        try:
+            async with self._guard.auth.attempt(connection.peer):
+                try:
+                    bot = await accounts.log_in(self._arena.db, login, salt)
+                except LoginRefusedError as exc:
+                    self._guard.auth.failed(connection.peer)
+                    return _failed(connection, str(exc))
+        except RateLimitedError as exc:
+            return _failed(connection, exc.message.replace("tokens", "logins"))
+        if bot.status is BotStatus.DISABLED:
+            # Disabled by the fault rule: logging in brings it back, as registering again
+            # does for a bot that is called.
+            enabled = await self._discipline.enable(bot.id)
+            bot = enabled or bot
+        client = Client(connection, bot, login)
+        presence = self._arena.presence
+        if presence.bot(bot.id) is None:
+            presence.restored(bot)
+        if not self._hub.add(client):
+            return _failed(connection, f"{bot.name} is connected already (one connection "
+                                       "per bot: it reconnects after each game)")
+        presence.heard(bot.id)
+        connection.send(login.reply())
+        return client
+
+    async def _read(self, ws: web.WebSocketResponse, client: Client) -> None:
+        """Take the client's messages until it or the platform closes the socket."""
+        requests, peer = self._guard.requests, client.connection.peer
+
+        def answer(message: Received) -> None:
+            self._transport.answer_invalid(client, message, message.problem or
+                                           "sent while it was not your turn")
+
+        async for frame in ws:
+            if requests.take(peer) > 0:
+                client.connection.send({"error": "too many messages from your address"})
+                client.connection.close(CLOSE_POLICY)
+                return
+            if frame.type is WSMsgType.TEXT:
+                message = Received.text_frame(frame.data)
+            elif frame.type is WSMsgType.BINARY:
+                message = Received.binary_frame(len(frame.data))
+            else:
+                return
+            client.received(message, answer)
+
+
+def _failed(connection: Connection, why: str) -> Client | None:
+    """Battlebot's failed login (with why, which Battlebot did not say), then close: no
+    client."""
+    connection.send({**wire.FAILED, "error": why})
+    connection.close(CLOSE_POLICY)
+    return None
+
+
+class _RefusedError(Exception):
+    """A request refused with a status and Battlebot's ``{"error": message}``."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _bad(message: str) -> _RefusedError:
+    """Battlebot's client error: 400 with ``{"error": message}``."""
+    return _RefusedError(400, message)
+
+
+@web.middleware
+async def _json_errors(request: web.Request, handler: Any) -> web.StreamResponse:
+    """Every error as Battlebot's JSON ``{"error": message}`` (404s and 405s too)."""
+    try:
+        response: web.StreamResponse = await handler(request)
+        return response
+    except _RefusedError as exc:
+        return web.json_response({"error": exc.message}, status=exc.status)
+    except web.HTTPException as exc:
+        if exc.status < 400 or exc.content_type == "application/json":
+            raise
+        headers = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else None
+        return web.json_response({"error": exc.reason}, status=exc.status, headers=headers)
+
+
+_ROOT_TEXT = """Merknera's Battlebot listener.
+
+Battlebot's clients play here unchanged, in either of its protocols:
+  register: POST /bots/<game> {"bot_id", "owner"}
+              (salted login; games noughtsandcrosses, numberwang)
+            POST /graphql  mutation registerBot(gameType, name, owner)
+              (GraphQL era; NOUGHTS_AND_CROSSES, NUMBERWANG)
+  play:     a WebSocket to this address
+  read:     GET /bots/<game>, /games/<game>, /games/<game>/<id>,
+            GET /games/<game>/contests/<contest>
+"""
