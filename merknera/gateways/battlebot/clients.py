@@ -85,7 +85,8 @@ class Connection:
         self.peer = peer
         """The client's address key (:func:`merknera.guard.client_key`)."""
         self.closed = asyncio.Event()
-        """Set once the socket is closed, by either side."""
+        """Set once the socket is closing or closed, by either side: nothing more is sent,
+        and its game's runner stops waiting for it."""
         self._outbox: asyncio.Queue[JSONObject | int] = asyncio.Queue()
         self._writer = asyncio.create_task(self._write(), name=f"battlebot-writer-{peer}")
 
@@ -97,6 +98,7 @@ class Connection:
     def close(self, code: int = CLOSE_NORMAL) -> None:
         """Close the socket once the messages queued before are written."""
         if not self.closed.is_set():
+            self.closed.set()
             self._outbox.put_nowait(code)
 
     async def _write(self) -> None:
@@ -107,16 +109,27 @@ class Connection:
                     await self.ws.close(code=item)
                     break
                 await self.ws.send_str(json.dumps(item, separators=(",", ":")))
-        except (ConnectionError, RuntimeError, asyncio.CancelledError):
+        except (ConnectionError, RuntimeError):
             pass  # the client went away; the reader sees it too
         finally:
             self.closed.set()
 
-    async def stop(self) -> None:
-        """Stop writing (the socket is closed)."""
-        self.closed.set()
-        self._writer.cancel()
-        await asyncio.gather(self._writer, return_exceptions=True)
+    async def finish(self) -> None:
+        """The socket is done with (the client left, or was sent away): write what is
+        queued (a little while at most), close it, and stop the writer."""
+        self.close()
+        try:
+            async with asyncio.timeout(FLUSH_SECONDS):
+                await asyncio.shield(self._writer)
+        except TimeoutError:
+            self._writer.cancel()
+            await asyncio.gather(self._writer, return_exceptions=True)
+        if not self.ws.closed:
+            await self.ws.close()
+
+
+FLUSH_SECONDS = 2.0
+"""How long the last messages to a client (a failed login, a final state) may take."""
 
 
 @dataclass

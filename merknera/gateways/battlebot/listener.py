@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-import time
 from typing import Any
 
 from aiohttp import WSMsgType, web
@@ -189,10 +188,7 @@ class BattlebotListener:
         finally:
             if client is not None:
                 self._hub.remove(client)
-            connection.closed.set()
-            if not ws.closed:
-                await ws.close()
-            await connection.stop()
+            await connection.finish()
         return ws
 
     async def _log_in(self, ws: web.WebSocketResponse,
@@ -200,18 +196,19 @@ class BattlebotListener:
         """Read the login (the era is the first speaker's): the client, or None after
         telling it that the login failed."""
         config = self._config
-        deadline = time.monotonic() + config.battlebot_login_timeout
+        limit = config.battlebot_login_timeout
         salt: str | None = None
         try:
-            first = await ws.receive(timeout=min(config.battlebot_first_message_wait,
-                                                 config.battlebot_login_timeout))
+            first = await ws.receive(timeout=min(config.battlebot_first_message_wait, limit))
         except TimeoutError:
+            # A salted-login client has the whole limit from its salt (Battlebot sent the
+            # salt at once, and its 10 s ran from then).
             salt = secrets.token_hex(32)
             connection.send({"salt": salt})
             try:
-                first = await ws.receive(timeout=max(0.0, deadline - time.monotonic()))
+                first = await ws.receive(timeout=limit)
             except TimeoutError:
-                return _failed(connection, f"no login within {config.battlebot_login_timeout:g} s")
+                return _failed(connection, f"no login within {limit:g} s")
         if first.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED,
                           WSMsgType.ERROR):
             return None
