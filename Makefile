@@ -30,7 +30,7 @@ test: test-packages $(STAMP)
 
 # Before .venv is built, so that a missing package stops make test at once.
 test-packages:
-	@$(SYSTEM) venv chromium
+	@$(SYSTEM) venv chromium openssl
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

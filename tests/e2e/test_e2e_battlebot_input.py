@@ -1,0 +1,176 @@
+"""Bad input at the Battlebot listener: refused registrations, bad first messages, frames
+over the cap, a flood of messages, and 1,000 sockets that never log in while a game is
+played.  The platform is a real process; the probes are WebSocket and HTTP clients in the
+test, some of them from other loopback addresses (each address is a client of its own
+to the platform's per-client limits)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import resource
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+
+from tests.battlebot_support import run_clients, start_listener
+from tests.e2e.harness import E2E
+
+IDLE_SOCKETS = 1000
+IDLE_ADDRESSES = 16
+"""Loopback addresses the idle sockets come from: 63 each, under the 64 a client may hold."""
+
+
+@contextlib.asynccontextmanager
+async def _from(address: str) -> AsyncIterator[aiohttp.ClientSession]:
+    """An HTTP session whose connections come from ``address``."""
+    connector = aiohttp.TCPConnector(local_addr=(address, 0), limit=0)
+    async with aiohttp.ClientSession(connector=connector,
+                                     timeout=aiohttp.ClientTimeout(total=30)) as session:
+        yield session
+
+
+async def _first_reply(session: aiohttp.ClientSession, url: str,
+                       frame: str | bytes) -> tuple[Any, int | None]:
+    """Connect, send ``frame`` at once (as a GraphQL-era client speaks first), and read
+    the reply and the close code."""
+    async with session.ws_connect(url) as ws:
+        if isinstance(frame, bytes):
+            await ws.send_bytes(frame)
+        else:
+            await ws.send_str(frame)
+        reply = await ws.receive(timeout=10)
+        closing = await ws.receive(timeout=10)
+        assert closing.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
+        return json.loads(reply.data), ws.close_code
+
+
+async def test_bad_first_messages_and_large_frames_are_refused(e2e: E2E) -> None:
+    url = await start_listener(e2e, battlebot_max_message="2048")
+    probes: list[tuple[str | bytes, str]] = [
+        (b"\x00\x01binary", "a login is a JSON text frame"),
+        ("{not json", "the login is not JSON"),
+        (json.dumps({"name": "x", "password": "y", "gameType": "NUMBERWANG", "admin": True}),
+         "unknown: 'admin'"),
+        (json.dumps({"name": "x", "password": "y", "gameType": "CHESS"}),
+         "there is no game 'CHESS'"),
+        (json.dumps(["a", "list"]), "a login is a JSON object"),
+    ]
+    for frame, why in probes:
+        reply, code = await _first_reply(e2e.session, url, frame)
+        assert reply["authentication"] == "failed" and why in reply["error"], (frame, reply)
+        assert code == 1008
+    async with e2e.session.ws_connect(url) as ws:
+        await ws.send_str(json.dumps({"padding": "x" * 4096}))
+        message = await ws.receive(timeout=10)
+        assert message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
+        assert ws.close_code == 1009  # "message too big"
+    assert not e2e.read_db("SELECT id FROM bots")
+
+
+async def _post(session: aiohttp.ClientSession, url: str, body: Any) -> tuple[int, Any]:
+    async with session.post(url, json=body) as response:
+        return response.status, await response.json()
+
+
+async def test_registrations_refused_with_battlebots_messages(e2e: E2E) -> None:
+    url = await start_listener(e2e)
+    token = await e2e.add_user("account")
+    await e2e.start_bot("perfect", "Taken", token, module="bots.noughtsandcrosses")
+    session = e2e.session
+    refusals = [
+        ("/bots/chess", {"bot_id": "a", "owner": "b"}, "Game not recognised"),
+        ("/bots/numberwang", {"owner": "b"}, "No ID set"),
+        ("/bots/numberwang", {"bot_id": "a"}, "No owner set"),
+        ("/bots/numberwang", {"bot_id": "a", "owner": "b", "x": 1}, "Unknown keys: x"),
+        # One namespace with every bot: a JSON-RPC bot's name is taken.
+        ("/bots/numberwang", {"bot_id": "Taken", "owner": "b"},
+         "Bot already registered with that name"),
+        ("/bots/numberwang", {"bot_id": "TAKEN", "owner": "b"}, 'too like "Taken"'),
+        # An account's name may not be claimed by a registration that proves nothing.
+        ("/bots/numberwang", {"bot_id": "a", "owner": "account"}, "is an account"),
+        ("/bots/numberwang", {"bot_id": "a\u202eb", "owner": "b"}, "formatting character"),
+    ]
+    for path, body, why in refusals:
+        status, answer = await _post(session, url + path, body)
+        assert status == 400 and why in answer["error"], (path, body, answer)
+    status, answer = await _post(session, url + "/bots/numberwang", [1])
+    assert status == 400 and answer == {"error": "The body must be a JSON object"}
+    async with session.get(url + "/no/such/path") as response:
+        assert response.status == 404 and "error" in await response.json()
+
+    mutation = ("mutation($n: ID!) { registerBot(gameType: NUMBERWANG, name: $n, "
+                "owner: \"o\") { password } }")
+    for query, variables, why in [
+            ("mutation { registerBot(", {}, "Syntax Error"),
+            ("mutation { registerBot(gameType: CHESS, name: \"a\", owner: \"o\") "
+             "{ password } }", {}, "CHESS"),
+            (mutation, {"n": "Taken"}, "Bot already registered with that name"),
+            ("{ bots(gameType: NUMBERWANG) { name password } }", {}, "password")]:
+        status, answer = await _post(session, url + "/graphql",
+                                     {"query": query, "variables": variables})
+        assert status == 200 and why in json.dumps(answer["errors"]), (query, answer)
+    status, answer = await _post(session, url + "/graphql",
+                                 {"query": mutation, "variables": {"n": "fresh"}})
+    assert status == 200 and len(answer["data"]["registerBot"]["password"]) == 64
+    names = {row["name"]: row["protocol"] for row in e2e.read_db("SELECT * FROM bots")}
+    assert names == {"Taken": "jsonrpc", "fresh": "battlebot-graphql"}
+
+
+async def test_a_flood_of_messages_closes_the_socket(e2e: E2E) -> None:
+    url = await start_listener(e2e, request_burst="30", request_rate="5")
+    async with _from("127.0.0.5") as session:
+        status, answer = await _post(session, url + "/graphql", {"query": (
+            "mutation { registerBot(gameType: NUMBERWANG, name: \"flood\", owner: \"o\") "
+            "{ password } }")})
+        password = answer["data"]["registerBot"]["password"]
+        async with session.ws_connect(url) as ws:
+            await ws.send_json({"name": "flood", "password": password,
+                                "gameType": "NUMBERWANG"})
+            assert (await ws.receive_json(timeout=10))["authentication"] == "OK"
+            with contextlib.suppress(ConnectionError):
+                for _ in range(100):
+                    await ws.send_json({"n": 1})
+            last: Any = None
+            while True:
+                message = await ws.receive(timeout=10)
+                if message.type is not aiohttp.WSMsgType.TEXT:
+                    break
+                last = json.loads(message.data)
+            assert last == {"error": "too many messages from your address"}
+            assert ws.close_code == 1008
+
+
+async def test_a_thousand_sockets_that_never_log_in_do_not_stop_a_game(e2e: E2E) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 8192)), hard))
+    url = await start_listener(e2e, battlebot_login_timeout="8", battlebot_match_wait="60",
+                               battlebot_first_message_wait="0.5")
+    sessions = [aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(local_addr=(f"127.0.0.{10 + i}", 0), limit=0),
+        timeout=aiohttp.ClientTimeout(total=60)) for i in range(IDLE_ADDRESSES)]
+    try:
+        opened = await asyncio.gather(*(
+            sessions[i % IDLE_ADDRESSES].ws_connect(url) for i in range(IDLE_SOCKETS)))
+        runs = await run_clients(e2e, url, [("busy-a", {"era": "a"}),
+                                            ("busy-c", {"era": "c"})])
+        assert [run.code for run in runs.values()] == [0, 0]
+        assert {run.results[0]["reason"] for run in runs.values()} == {"complete"}
+        # Each idle socket was sent a salt, then told that it never logged in, and closed.
+        outcomes = await asyncio.gather(*(_idle_end(ws) for ws in opened))
+        assert outcomes == [("salt", "no login within 8 s", 1008)] * IDLE_SOCKETS
+    finally:
+        await asyncio.gather(*(session.close() for session in sessions))
+    assert len(e2e.read_db("SELECT id FROM games")) == 1
+    assert e2e.platform is not None and e2e.platform.child.running
+
+
+async def _idle_end(ws: aiohttp.ClientWebSocketResponse) -> tuple[str, str, int | None]:
+    salt = await ws.receive_json(timeout=30)
+    refusal = await ws.receive_json(timeout=30)
+    closing = await ws.receive(timeout=30)
+    assert closing.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
+    return ("salt" if set(salt) == {"salt"} else repr(salt), refusal.get("error", ""),
+            ws.close_code)
