@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from merknera.store import Database
 from merknera.store.db import _split, migrations
 
@@ -53,3 +55,72 @@ async def test_names_get_their_keys_and_old_faults_lose_their_endpoints(
         assert await db.fetchval("PRAGMA user_version") == len(migrations())
     finally:
         await db.close()
+
+
+def store_of_version_7(path: Path) -> None:
+    """A store of schema 7 with a game of each origin, seats and a move."""
+    conn = sqlite3.connect(path)
+    for number, _, sql in migrations()[:7]:
+        conn.execute("PRAGMA foreign_keys = ON")
+        for statement in _split(sql):
+            conn.execute(statement if "merknera_" not in statement else "SELECT 1")
+        conn.execute(f"PRAGMA user_version = {number}")
+    stamp = "2026-01-01T00:00:00.000Z"
+    conn.execute("INSERT INTO users (name, created_at) VALUES ('alice', ?)", (stamp,))
+    for name in ("A", "B"):
+        conn.execute("INSERT INTO bots (name, version, game, user_id, endpoint, status, "
+                     "secret, created_at) VALUES (?, '1', 'TICTACTOE', 1, 'http://x/', "
+                     "'ONLINE', 's', ?)", (name, stamp))
+    conn.execute("INSERT INTO tournaments (game, format, rounds, created_at) VALUES "
+                 "('TICTACTOE', 'ROUND_ROBIN', 1, ?)", (stamp,))
+    for origin, tournament in (("REGISTRATION", None), ("LADDER", None), ("TOURNAMENT", 1)):
+        game_id = conn.execute(
+            "INSERT INTO games (game, status, seed, outcome, reason, detail, final_state, "
+            "created_at, started_at, finished_at, origin, tournament_id, round) VALUES "
+            "('TICTACTOE', 'FINISHED', 7, 'WIN', 'NORMAL', 'd', '{}', ?, ?, ?, ?, ?, ?)",
+            (stamp, stamp, stamp, origin, tournament, 1 if tournament else None)).lastrowid
+        conn.executemany("INSERT INTO seats (game_id, seat, bot_id, result) VALUES (?, ?, ?, ?)",
+                         [(game_id, 0, 1, "WIN"), (game_id, 1, 2, "LOSS")])
+        conn.execute("INSERT INTO moves (game_id, seq, seat, move, created_at) "
+                     "VALUES (?, 1, 0, '4', ?)", (game_id, stamp))
+    conn.commit()
+    conn.close()
+
+
+GAME_COLUMNS = ("id, game, status, seed, settings, outcome, reason, detail, final_state, "
+                "created_at, started_at, finished_at, origin, tournament_id, round")
+
+
+async def test_games_rebuilt_for_matches_keep_every_row_and_reference(tmp_path: Path) -> None:
+    path = tmp_path / "seven.db"
+    store_of_version_7(path)
+    before = sqlite3.connect(path)
+    games_before = before.execute(f"SELECT {GAME_COLUMNS} FROM games ORDER BY id").fetchall()
+    before.close()
+    db = await Database.open(path)
+    try:
+        after = await db.fetchall(f"SELECT {GAME_COLUMNS} FROM games ORDER BY id")
+        assert [tuple(row) for row in after] == games_before
+        assert await db.fetchall("PRAGMA foreign_key_check") == []
+        assert await db.fetchval("PRAGMA foreign_keys") == 1
+        joined = await db.fetchval("SELECT COUNT(*) FROM seats JOIN games ON "
+                                   "games.id = seats.game_id JOIN moves ON "
+                                   "moves.game_id = games.id")
+        assert joined == 6
+        indexes = {row[0] for row in await db.fetchall(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'games'")}
+        assert {"games_status", "games_game", "games_finished", "games_tournament",
+                "games_contest"} <= indexes
+    finally:
+        await db.close()
+    # The new origin and the contest are what the rebuilt table takes; a contest only
+    # with a match.
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("INSERT INTO games (game, seed, created_at, origin, contest) VALUES "
+                     "('NUMBERWANG', 1, 'now', 'MATCH', 'cup')")
+        with pytest.raises(sqlite3.IntegrityError):
+            conn.execute("INSERT INTO games (game, seed, created_at, origin, contest) VALUES "
+                         "('NUMBERWANG', 1, 'now', 'LADDER', 'cup')")
+    finally:
+        conn.close()

@@ -228,3 +228,15 @@ async def test_json_rpc_is_the_default_and_read_in_any_case(arena: Arena,
     assert "result" in reply, reply
     bot = await shown(arena, 1)
     assert (bot["protocol"], bot["self_name"]) == ("jsonrpc", None)
+
+
+@pytest.mark.parametrize("protocol", [p.value for p in BotProtocol if p.connects])
+async def test_a_connecting_protocol_registers_at_its_listener_not_here(
+        arena: Arena, protocol: str) -> None:
+    before = await arena.counts()
+    code, message = refusal(await register(arena, "client", NOWHERE, protocol=protocol,
+                                           game="NUMBERWANG"))
+    assert code == jsonrpc.INVALID_PARAMS
+    assert message == (f'A bot of protocol "{protocol}" connects to the platform and '
+                       "registers at its Battlebot listener, not here (see the README)")
+    assert await arena.counts() == before

@@ -232,3 +232,56 @@ def _logged_in(child: Any) -> Any:
         return (secret if ok else None), f"{len(lines)} events"
 
     return check
+
+
+async def test_the_ladder_seats_a_connected_client(e2e: E2E) -> None:
+    # No lobby fallback within the test: only the ladder seats the client.
+    url = await start_listener(e2e, battlebot_match_wait="600", ladder="true",
+                               ladder_interval="0.3")
+    token = await e2e.add_user("rpc-owner")
+    await e2e.start_bot("perfect", "Laddered", token, module="bots.noughtsandcrosses")
+    run = (await run_clients(e2e, url, [("climber", {"era": "c",
+                                                     "extra": ["--games", "2"]})]))["climber"]
+    assert run.code == 0 and len(run.results) == 2
+    games = await e2e.wait_all_finished(2)
+    assert {g["id"] for g in games} == {row["id"] for row in e2e.read_db(
+        "SELECT id FROM games WHERE origin = 'LADDER' AND reason = 'NORMAL'")}
+    assert all({seat["name"] for seat in g["seats"]} == {"climber", "Laddered"} for g in games)
+
+
+async def test_a_tournament_seats_a_connected_client(e2e: E2E) -> None:
+    url = await start_listener(e2e, battlebot_match_wait="600")
+    token = await e2e.add_user("rpc-owner")
+    await e2e.start_bot("perfect", "Laddered", token, module="bots.noughtsandcrosses")
+    await e2e.start_bot("random", "Entrant", token, module="bots.noughtsandcrosses")
+    await e2e.wait_all_finished(2)  # their registration round robin
+    registered = await finish(await start_client(e2e, url, "climber", era="a",
+                                                 extra=["--login-only"]), "climber")
+    bots = {b["name"]: b["id"] for b in (await e2e.get("/api/bots?game=NOUGHTSANDCROSSES"))[
+        "bots"]}
+    async with e2e.session.post(
+            f"{e2e.url}/api/admin/tournaments",
+            headers={"Authorization": "Bearer e2e-admin-token"},
+            json={"game": "NOUGHTSANDCROSSES", "format": "round-robin", "rounds": 1,
+                  "bots": sorted(bots.values())}) as made:
+        assert made.status == 201, await made.text()
+    # It connects for a game at a time, as Battlebot's clients do.
+    run = await finish(await start_client(e2e, url, "climber", era="a",
+                                          secret=registered.secret,
+                                          extra=["--games", "2"]), "climber")
+    assert run.code == 0 and len(run.results) == 2
+    played = await e2e.wait_until("the tournament's three games", _tournament_games(e2e))
+    assert sorted(sorted(names) for names in played) == sorted(
+        [["Entrant", "Laddered"], ["Entrant", "climber"], ["Laddered", "climber"]])
+
+
+def _tournament_games(e2e: E2E) -> Any:
+    async def check() -> tuple[list[list[str]] | None, str]:
+        rows = e2e.read_db(
+            "SELECT games.id, games.reason, group_concat(bots.name) AS names FROM games "
+            "JOIN seats ON seats.game_id = games.id JOIN bots ON bots.id = seats.bot_id "
+            "WHERE games.origin = 'TOURNAMENT' GROUP BY games.id")
+        done = [row for row in rows if row["reason"] == "NORMAL"]
+        found = [row["names"].split(",") for row in done]
+        return (found if len(done) == 3 else None), f"{[tuple(r) for r in rows]}"
+    return check

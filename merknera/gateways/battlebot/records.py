@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from merknera.games import JSON, JSONObject, Termination
@@ -126,6 +127,12 @@ class Standing:
                 "draws": self.draws, "score": self.score}
 
 
+def ranked(lines: Iterable[Standing]) -> list[Standing]:
+    """A contest's lines, best first: by score, then more wins, then fewer losses (then
+    the name, so that every read gives the same order)."""
+    return sorted(lines, key=lambda line: (-line.score, -line.wins, line.losses, line.bot_id))
+
+
 def contest_table(conn: sqlite3.Connection, game: BattlebotGame,
                   contest: str) -> JSONObject:
     """A contest's table and games: ``{bots: [{bot_id, wins, losses, draws, score}],
@@ -144,7 +151,5 @@ def contest_table(conn: sqlite3.Connection, game: BattlebotGame,
                 line.losses += 1
             elif result == "DRAW":
                 line.draws += 1
-    ranked = sorted(standings.values(),
-                    key=lambda line: (-line.score, -line.wins, line.losses, line.bot_id))
-    return {"bots": [line.as_json() for line in ranked],
+    return {"bots": [line.as_json() for line in ranked(standings.values())],
             "games": [_document(row, game) for row in rows]}
