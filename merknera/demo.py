@@ -23,7 +23,7 @@ from merknera.app import Platform
 from merknera.config import Config
 from merknera.events import Event, GameFinished
 from merknera.games import SeatResult
-from merknera.server import running, wait_for_signal
+from merknera.server import battlebot_url, running, wait_for_signal
 from merknera.store import Database, users
 from merknera.store.results import leaderboard
 
@@ -66,6 +66,8 @@ DEMO_BOTS: tuple[DemoBot, ...] = (
     DemoBot("bots.kalaha", "good", "Sower"),
     DemoBot("bots.kalaha", "random", "Scatter"),
 )
+DEMO_BATTLEBOT_PORT = 8083
+"""Where ``make run`` serves the Battlebot listener (unless the config names a port)."""
 DEMO_GAMES = ("TICTACTOE", "SCRABBLE", "SQUELCH", "HEXAGONS", "NOUGHTSANDCROSSES",
               "NUMBERWANG", "KALAHA")
 
@@ -147,12 +149,15 @@ async def run_demo(config: Config) -> int:
     # once here: more than a user's usual burst.
     config = dataclasses.replace(
         config, ladder=True,
-        registration_burst=max(config.registration_burst, len(DEMO_BOTS)))
+        registration_burst=max(config.registration_burst, len(DEMO_BOTS)),
+        battlebot_port=config.battlebot_port or DEMO_BATTLEBOT_PORT)
     async with running(config) as (live, platform):
         print(f"Merknera is running at {live.base_url} (database {live.db})", flush=True)
         print(f"  open {live.base_url}/ in a browser: leaderboards, bots, replays and live "
               f"games; the JSON API is described at {live.base_url}/api/openapi.json",
               flush=True)
+        print(f"  Battlebot's clients register and play at {battlebot_url(live)} "
+              "(see the README)", flush=True)
         version = time.strftime("demo-%Y%m%d-%H%M%S")
         processes: list[asyncio.subprocess.Process] = []
         bot_log = Path(f"{live.db}.bots.log")

@@ -73,6 +73,13 @@ async def running(config: Config) -> AsyncIterator[tuple[Config, Platform]]:
                 gateway_sock.close()
 
 
+def battlebot_url(config: Config) -> str:
+    """The Battlebot listener's base URL (its clients are given its ``host:port``)."""
+    scheme = "https" if config.battlebot_tls_cert else "http"
+    host = f"[{config.host}]" if ":" in config.host else config.host
+    return f"{scheme}://{host}:{config.battlebot_port}"
+
+
 async def wait_for_signal() -> None:
     """Return on SIGINT or SIGTERM."""
     stop = asyncio.Event()
@@ -90,5 +97,7 @@ async def serve(config: Config) -> None:
     """Serve until SIGINT or SIGTERM; prints ``Merknera listening on <url>`` when ready."""
     async with running(config) as (live, _):
         print(f"Merknera listening on {live.base_url} (database {live.db})", flush=True)
+        if live.battlebot_port:
+            print(f"Battlebot listener on {battlebot_url(live)}", flush=True)
         await wait_for_signal()
         log.info("stopping")

@@ -102,7 +102,7 @@ async def run_clients(e2e: E2E, url: str,
 async def start_listener(e2e: E2E, **options: str) -> str:
     """The platform with its Battlebot listener on a free port; the listener's URL."""
     port = free_port()
-    await e2e.start_platform(battlebot_port=str(port), **options)
+    await e2e.start_platform(None, battlebot_port=str(port), **options)
     return f"http://127.0.0.1:{port}"
 
 

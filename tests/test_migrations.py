@@ -87,19 +87,20 @@ def store_of_version_7(path: Path) -> None:
     conn.close()
 
 
-GAME_COLUMNS = ("id, game, status, seed, settings, outcome, reason, detail, final_state, "
-                "created_at, started_at, finished_at, origin, tournament_id, round")
+SELECT_GAMES = ("SELECT id, game, status, seed, settings, outcome, reason, detail, "
+                "final_state, created_at, started_at, finished_at, origin, tournament_id, "
+                "round FROM games ORDER BY id")
 
 
 async def test_games_rebuilt_for_matches_keep_every_row_and_reference(tmp_path: Path) -> None:
     path = tmp_path / "seven.db"
     store_of_version_7(path)
     before = sqlite3.connect(path)
-    games_before = before.execute(f"SELECT {GAME_COLUMNS} FROM games ORDER BY id").fetchall()
+    games_before = before.execute(SELECT_GAMES).fetchall()
     before.close()
     db = await Database.open(path)
     try:
-        after = await db.fetchall(f"SELECT {GAME_COLUMNS} FROM games ORDER BY id")
+        after = await db.fetchall(SELECT_GAMES)
         assert [tuple(row) for row in after] == games_before
         assert await db.fetchall("PRAGMA foreign_key_check") == []
         assert await db.fetchval("PRAGMA foreign_keys") == 1

@@ -125,6 +125,7 @@ async def test_a_flood_of_messages_closes_the_socket(e2e: E2E) -> None:
         status, answer = await _post(session, url + "/graphql", {"query": (
             "mutation { registerBot(gameType: NUMBERWANG, name: \"flood\", owner: \"o\") "
             "{ password } }")})
+        assert status == 200, answer
         password = answer["data"]["registerBot"]["password"]
         async with session.ws_connect(url) as ws:
             await ws.send_json({"name": "flood", "password": password,

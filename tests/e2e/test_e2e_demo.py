@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from merknera.demo import DEMO_BOTS, DEMO_GAMES
+from tests.battlebot_support import free_port
 from tests.e2e.harness import E2E, PATIENCE, PlatformProcess
 
 RUNNING = re.compile(r"^Merknera is running at (http://\S+) \(database (.*)\)$")
@@ -49,7 +50,9 @@ async def collect(stream: asyncio.StreamReader, lines: list[str]) -> None:
 async def test_make_run_plays_every_game_of_its_bots(e2e: E2E) -> None:
     child = await e2e.processes.start(
         "demo", "-m", "merknera", "demo", "--db", str(e2e.db), "--host", "127.0.0.1",
-        "--port", "0", "--ladder-interval", "0.2", "--max-games-per-bot", "1")
+        "--port", "0", "--ladder-interval", "0.2", "--max-games-per-bot", "1",
+        # Not make run's 8083: the port may be taken on a developer's machine.
+        "--battlebot-port", str(free_port()))
     match = await e2e.processes.first_line(child, RUNNING)
     assert match.group(2) == str(e2e.db), match.group(0)
     url = match.group(1)

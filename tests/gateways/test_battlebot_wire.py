@@ -14,8 +14,8 @@ from merknera.gateways.battlebot import wire
 from merknera.gateways.battlebot.records import Standing, ranked
 from merknera.gateways.battlebot.wire import Era, LoginError
 
-SALTED = {"bot_id": "Ann", "game": "noughtsandcrosses", "login_hash": "ab" * 32}
-GRAPHQL = {"name": "Bob", "gameType": "NUMBERWANG", "password": "pw"}
+SALTED: JSONObject = {"bot_id": "Ann", "game": "noughtsandcrosses", "login_hash": "ab" * 32}
+GRAPHQL: JSONObject = {"name": "Bob", "gameType": "NUMBERWANG", "password": "pw"}
 
 
 @pytest.mark.parametrize(("message", "era", "expected"), [
@@ -67,10 +67,10 @@ def test_the_login_hash_puts_the_pass_hash_first() -> None:
     assert wire.login_hash(pass_hash, salt) != wire.login_hash(salt, pass_hash)
 
 
-GOING = {"players": ["A", "B"], "nextPlayer": "B", "complete": False,
-         "board": {"n": 3}}
-DONE = {"players": ["A", "B"], "nextPlayer": "A", "complete": True, "board": {"n": 11},
-        "victor": "A", "reason": "complete"}
+GOING: JSONObject = {"players": ["A", "B"], "nextPlayer": "B", "complete": False,
+                     "board": {"n": 3}}
+DONE: JSONObject = {"players": ["A", "B"], "nextPlayer": "A", "complete": True, "board": {"n": 11},
+                    "victor": "A", "reason": "complete"}
 
 
 @pytest.mark.parametrize(("view", "graphql_state"), [
