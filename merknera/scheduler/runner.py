@@ -130,6 +130,16 @@ class GameRunner:
             await self._finish_without_play(Termination.ABORTED,
                                             f"the stored game cannot be replayed: {exc}")
             return
+        lost = [bot.name for seat, bot in enumerate(seated) if seat in self._witnessing
+                and record.status is not GameStatus.PENDING
+                and not arena.seats.of(bot).holds(bot, record.id)]
+        if lost:
+            # Their sockets closed with the process that ran the game: neither they nor
+            # their opponents are to blame, so nobody is rated.
+            await self._finish_without_play(
+                Termination.ABORTED, f"the connection of {', '.join(lost)} to the game was "
+                                     "lost when the platform stopped")
+            return
         await self._acquire()
         if play.forfeit is None and not record.moves:
             await self._start(play)

@@ -63,6 +63,11 @@ class Transport(ABC):
         game at a time)."""
         return True
 
+    def holds(self, bot: Bot, game_id: int) -> bool:
+        """Whether a game that began can go on with the bot: a connected client's game
+        cannot on another connection (after a restart, its socket is gone)."""
+        return True
+
     async def witness(self, bot: Bot, game: AnyGame, seen: Witnessed) -> None:
         """Show the bot's client a state of its game (only if :attr:`witnesses`)."""
         # Not abstract: most transports' bots see only what their calls carry.

@@ -285,3 +285,30 @@ def _tournament_games(e2e: E2E) -> Any:
         found = [row["names"].split(",") for row in done]
         return (found if len(done) == 3 else None), f"{[tuple(r) for r in rows]}"
     return check
+
+
+async def test_a_game_whose_clients_were_cut_off_by_a_crash_ends_without_a_result(
+        e2e: E2E) -> None:
+    url = await start_listener(e2e, battlebot_match_wait="60",
+                               battlebot_salt_turn_limit="60")
+    for name, behaviour in (("steady", "normal"), ("sleepy", "slow")):
+        await start_client(e2e, url, name, era="a", behaviour=behaviour,
+                           extra=["--delay", "30"])
+
+    async def running() -> tuple[int | None, str]:
+        rows = e2e.read_db("SELECT id, status FROM games")
+        found = [row["id"] for row in rows if row["status"] == "RUNNING"]
+        return (found[0] if found else None), f"{[tuple(row) for row in rows]}"
+
+    game_id = await e2e.wait_until("a running game", running)
+    await e2e.kill_platform()
+    await start_listener(e2e)
+
+    async def ended() -> tuple[dict[str, Any] | None, str]:
+        game = await e2e.game(game_id)
+        return (game if game["status"] == "FINISHED" else None), game["status"]
+
+    game = await e2e.wait_until("the game's end", ended)
+    assert (game["reason"], game["outcome"]) == ("ABORTED", "NO_RESULT")
+    assert "lost when the platform stopped" in game["detail"]
+    assert {seat["result"] for seat in game["seats"]} == {"NONE"}

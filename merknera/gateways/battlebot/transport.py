@@ -55,6 +55,9 @@ class BattlebotTransport(Transport):
     def can_seat(self, bot: Bot) -> bool:
         return self._hub.free(bot.id) is not None
 
+    def holds(self, bot: Bot, game_id: int) -> bool:
+        return self._client(bot, game_id) is not None
+
     def turn_limit(self, era: Era) -> float:
         """Seconds a client of ``era`` has for a valid turn."""
         return self._limits[era]
