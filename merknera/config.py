@@ -165,9 +165,10 @@ class Config:
     battlebot_login_timeout: float = 10.0
     """Seconds a Battlebot client has to log in after it connects."""
     battlebot_first_message_wait: float = 1.0
-    """Seconds the listener waits for a new connection to speak first (a GraphQL-era
-    client sends its login at once) before it sends the salt that a salted-login client
-    waits for."""
+    """The most seconds the listener waits for a new connection to speak first (a
+    GraphQL-era client sends its login at once) before it sends the salt that a
+    salted-login client waits for.  Where the kernel tells the connection's round trip
+    (Linux), the wait is 50 ms plus four round trips, if that is less."""
     battlebot_max_message: int = 65536
     """Largest message a Battlebot client may send, in bytes; a larger one closes the
     connection (1009)."""

@@ -3,6 +3,7 @@ shape, turn echoes, and the salted login hash."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from typing import Any
@@ -11,6 +12,7 @@ import pytest
 
 from merknera.games import JSONObject
 from merknera.gateways.battlebot import wire
+from merknera.gateways.battlebot.listener import round_trip
 from merknera.gateways.battlebot.records import Standing, ranked
 from merknera.gateways.battlebot.wire import Era, LoginError
 
@@ -124,3 +126,25 @@ def test_a_contest_table_ranks_by_score_then_wins_then_losses(
         lines: list[Standing], order: list[str]) -> None:
     assert [line.bot_id for line in ranked(lines)] == order
     assert Standing("x", wins=2, draws=1, losses=5).score == 7
+
+
+async def test_the_round_trip_of_a_tcp_connection_is_read_from_the_kernel() -> None:
+    accepted: asyncio.Future[asyncio.BaseTransport] = asyncio.get_running_loop().create_future()
+
+    class Keep(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            accepted.set_result(transport)
+
+    server = await asyncio.get_running_loop().create_server(Keep, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    _, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        measured = round_trip(await accepted)
+        # In seconds (the kernel keeps microseconds): a loopback round trip is far below 1.
+        assert measured is not None and 0 <= measured < 1.0
+        assert round_trip(None) is None
+    finally:
+        writer.close()
+        (await accepted).close()
+        server.close()
+        await server.wait_closed()

@@ -16,9 +16,12 @@ failed logins, and request bodies.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import secrets
+import socket
+import struct
 from typing import Any
 
 from aiohttp import WSMsgType, web
@@ -174,13 +177,14 @@ class BattlebotListener:
 
     async def _socket(self, request: web.Request) -> web.WebSocketResponse:
         config = self._config
+        first_wait = self._first_wait(request)
         ws = web.WebSocketResponse(max_msg_size=config.battlebot_max_message, autoping=True,
                                    heartbeat=30.0)
         await ws.prepare(request)
         connection = Connection(ws, self._guard.client(request))
         client: Client | None = None
         try:
-            client = await self._log_in(ws, connection)
+            client = await self._log_in(ws, connection, first_wait)
             if client is not None:
                 await self._read(ws, client)
         except Exception:
@@ -191,15 +195,15 @@ class BattlebotListener:
             await connection.finish()
         return ws
 
-    async def _log_in(self, ws: web.WebSocketResponse,
-                      connection: Connection) -> Client | None:
+    async def _log_in(self, ws: web.WebSocketResponse, connection: Connection,
+                      first_wait: float) -> Client | None:
         """Read the login (the era is the first speaker's): the client, or None after
         telling it that the login failed."""
         config = self._config
         limit = config.battlebot_login_timeout
         salt: str | None = None
         try:
-            first = await ws.receive(timeout=min(config.battlebot_first_message_wait, limit))
+            first = await ws.receive(timeout=min(first_wait, limit))
         except TimeoutError:
             # A salted-login client has the whole limit from its salt (Battlebot sent the
             # salt at once, and its 10 s ran from then).
@@ -245,6 +249,15 @@ class BattlebotListener:
         connection.send(login.reply())
         return client
 
+    def _first_wait(self, request: web.Request) -> float:
+        """How long to wait for a GraphQL-era login before sending a salt: its login comes
+        one round trip after the handshake, so a few of the connection's round trips (as
+        the kernel measured them during the TCP handshake), at most
+        ``battlebot_first_message_wait`` (all of it when the round trip is not known)."""
+        most = self._config.battlebot_first_message_wait
+        rtt = round_trip(request.transport)
+        return most if rtt is None else min(most, FIRST_WAIT_FLOOR + RTT_MARGIN * rtt)
+
     async def _read(self, ws: web.WebSocketResponse, client: Client) -> None:
         """Take the client's messages until it or the platform closes the socket."""
         requests, peer = self._guard.requests, client.connection.peer
@@ -265,6 +278,33 @@ class BattlebotListener:
             else:
                 return
             client.received(message, answer)
+
+
+FIRST_WAIT_FLOOR = 0.05
+"""Seconds a first message is waited for at least (a client's own start-up)."""
+RTT_MARGIN = 4
+"""Round trips a first message is waited for (a round trip varies)."""
+_TCP_INFO_RTT = struct.Struct("=I")
+_TCP_INFO_RTT_OFFSET = 68
+"""Where Linux's ``struct tcp_info`` keeps ``tcpi_rtt`` (microseconds): after 8 one-byte
+fields and 15 four-byte ones (rto, ato, mss..., rcv_ssthresh)."""
+
+
+def round_trip(transport: asyncio.BaseTransport | None) -> float | None:
+    """The connection's smoothed round-trip time in seconds, as the kernel keeps it for
+    the TCP socket (Linux), or None where it cannot be read."""
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    tcp_info = getattr(socket, "TCP_INFO", None)
+    if sock is None or tcp_info is None:
+        return None
+    try:
+        info = sock.getsockopt(socket.IPPROTO_TCP, tcp_info, 104)
+    except OSError:
+        return None
+    if len(info) < _TCP_INFO_RTT_OFFSET + _TCP_INFO_RTT.size:
+        return None
+    micros: int = _TCP_INFO_RTT.unpack_from(info, _TCP_INFO_RTT_OFFSET)[0]
+    return micros / 1_000_000
 
 
 def _failed(connection: Connection, why: str) -> Client | None:
