@@ -132,6 +132,16 @@ class Platform:
         self.tournaments.start()
         self.ladder.start()
 
+    async def stop_games(self) -> None:
+        """Stop making games and cancel every runner (their games resume at the next
+        start): before the gateways' listeners close, so that no connected client's game
+        is lost to a socket the platform itself closed."""
+        if self._scheduler is not None:
+            await self.ladder.stop()
+            await self.tournaments.stop()
+            await self.battlebot.stop()
+            await self._scheduler.stop()
+
     async def stop(self) -> None:
         """Stop the games (they resume at the next start), the pinger, the client, the store."""
         scheduler, client, db = self._scheduler, self._client, self._db

@@ -168,7 +168,7 @@ class Config:
     """The most seconds the listener waits for a new connection to speak first (a
     GraphQL-era client sends its login at once) before it sends the salt that a
     salted-login client waits for.  Where the kernel tells the connection's round trip
-    (Linux), the wait is 50 ms plus four round trips, if that is less."""
+    (Linux), the wait is 0.2 s plus four round trips, if that is less."""
     battlebot_max_message: int = 65536
     """Largest message a Battlebot client may send, in bytes; a larger one closes the
     connection (1009)."""

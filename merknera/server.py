@@ -65,6 +65,7 @@ async def running(config: Config) -> AsyncIterator[tuple[Config, Platform]]:
     finally:
         try:
             if gateway is not None:
+                await platform.stop_games()
                 await gateway.cleanup()
         finally:
             await runner.cleanup()

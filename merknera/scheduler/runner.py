@@ -36,6 +36,7 @@ from merknera.games import (
 )
 from merknera.protocol.faults import FaultKind
 from merknera.scheduler.arena import Arena
+from merknera.scheduler.connected import ConnectedSeats
 from merknera.scheduler.movelog import MoveLog
 from merknera.scheduler.play import (
     Faulted,
@@ -46,7 +47,7 @@ from merknera.scheduler.play import (
     absent_outcome,
     replay,
 )
-from merknera.seats import SeatCall, Witnessed
+from merknera.seats import SeatCall
 from merknera.store import bots, games, logs
 from merknera.store.bots import Bot, BotStatus
 from merknera.store.games import GameStatus
@@ -79,8 +80,8 @@ class GameRunner:
         self._log = MoveLog(arena.db, arena.events, game_id)
         self._holding_slot = False
         self._owners: frozenset[int] = frozenset()  # the game counts against their shares
-        self._witnessing: frozenset[Seat] = frozenset()
-        """Seats whose clients see every state (Transport.witnesses), told in line."""
+        self._connected: ConnectedSeats | None = None
+        """The seats held by connected clients (set once the seats are known)."""
 
     async def run(self) -> None:
         """Play the game; never raises except when cancelled."""
@@ -102,6 +103,8 @@ class GameRunner:
                     Termination.ABORTED, f"the platform could not continue: {type(exc).__name__}")
         finally:
             self._release()
+            if self._connected is not None:
+                self._connected.release()
 
     async def _run(self) -> None:
         arena = self._arena
@@ -120,8 +123,7 @@ class GameRunner:
                 raise RuntimeError(f"game {record.id} seats bot {seat.bot_id}, which is unknown")
             seated.append(known[seat.bot_id])
         self._owners = frozenset(bot.user_id for bot in seated)
-        self._witnessing = frozenset(seat for seat, bot in enumerate(seated)
-                                     if arena.seats.of(bot).witnesses)
+        connected = self._connected = ConnectedSeats(arena, record.id, seated)
         game = self._arena.games.get(record.game) or get_game(record.game)
         rules = self._arena.config.rules_for(record.game)
         try:
@@ -130,9 +132,7 @@ class GameRunner:
             await self._finish_without_play(Termination.ABORTED,
                                             f"the stored game cannot be replayed: {exc}")
             return
-        lost = [bot.name for seat, bot in enumerate(seated) if seat in self._witnessing
-                and record.status is not GameStatus.PENDING
-                and not arena.seats.of(bot).holds(bot, record.id)]
+        lost = connected.lost(record)
         if lost:
             # Their sockets closed with the process that ran the game: neither they nor
             # their opponents are to blame, so nobody is rated.
@@ -242,7 +242,7 @@ class GameRunner:
         if preparing and not await self._await_ready(play, preparing):
             return
         await games.mark_running(arena.db, self._game_id, ready)
-        await self._witness(play)
+        await self._show(play)
         await self._announce(play, play.game.opening_announcements(play.state))
 
     async def _announce(self, play: Play, notes: Sequence[Announcement]) -> None:
@@ -372,7 +372,7 @@ class GameRunner:
             if not await self._log.append(play, [(seat, reply, verdict)]):
                 return False
             play.advance(seat, verdict)
-            await self._witness(play, seat, verdict.move, None if reply is None else reply.result)
+            await self._show(play, seat, verdict.move, None if reply is None else reply.result)
             await self._announce(play, verdict.step.announcements)
             return True
         return await self._faulted(play, [(seat, reply, verdict)])
@@ -434,29 +434,19 @@ class GameRunner:
 
     # -- helpers ------------------------------------------------------------------------------
 
-    async def _witness(self, play: Play, mover: Seat | None = None, move: object = None,
-                       sent: JSON = None) -> None:
-        """Show the seats whose clients see every state the game's state now."""
-        if not self._witnessing:
-            return
-        game = play.game
-        wire = None if mover is None else game.move_to_wire(move)
-        stamp = int(time.time() * 1000)
-        for seat in sorted(self._witnessing):
-            seen = Witnessed(self._game_id, game.next_move_params(play.state, seat),
-                             None if mover == CHANCE else mover, wire, sent, stamp)
-            await self._arena.seats.of(self._bot(play, seat)).witness(
-                self._bot(play, seat), game, seen)
+    async def _show(self, play: Play, mover: Seat | None = None, move: object = None,
+                    sent: JSON = None) -> None:
+        """Show the seats held by connected clients the game's state now."""
+        if self._connected:
+            await self._connected.show(play, mover, move, sent)
 
     async def _tell(self, play: Play, seat: Seat, call: SeatCall) -> None:
         """A call whose reply is ignored: in the background (after the calls sent to the
-        bot before), or in line for a seat whose client sees every state, so that it
-        comes before the seat is asked again."""
-        bot = self._bot(play, seat)
-        if seat in self._witnessing:
-            await self._arena.seats.tell(bot, play.game, call, self._arena.config.notify_timeout)
+        bot before), or in line to a seat held by a connected client."""
+        if self._connected is not None and seat in self._connected:
+            await self._connected.tell(play, seat, call)
         else:
-            self._arena.notifier.send(bot, play.game, [call])
+            self._arena.notifier.send(self._bot(play, seat), play.game, [call])
 
     async def _asking(self, call: Callable[[], Awaitable[CallResult]]) -> CallResult:
         """Make a call to a bot, waiting (without a place in play) while the platform is

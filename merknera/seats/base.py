@@ -63,10 +63,20 @@ class Transport(ABC):
         game at a time)."""
         return True
 
+    def reserve(self, bot: Bot, game_id: int) -> None:
+        """Keep the bot for a game that was just made (a connected client: its connection,
+        before anything else takes it)."""
+        return
+
     def holds(self, bot: Bot, game_id: int) -> bool:
         """Whether a game that began can go on with the bot: a connected client's game
         cannot on another connection (after a restart, its socket is gone)."""
         return True
+
+    def release(self, bot: Bot, game_id: int) -> None:
+        """The game's runner is done with the bot, however the game ended or stopped (a
+        connected client's connection is let go, if the game still holds it)."""
+        return
 
     async def witness(self, bot: Bot, game: AnyGame, seen: Witnessed) -> None:
         """Show the bot's client a state of its game (only if :attr:`witnesses`)."""

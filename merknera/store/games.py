@@ -75,6 +75,8 @@ class GameRecord:
     """The summary of the outcome; None until the game has finished."""
     termination: Termination | None = None
     """Why the game ended; None until it has finished."""
+    origin: str = "REGISTRATION"
+    """What made the game: REGISTRATION, LADDER, TOURNAMENT or MATCH (a gateway's lobby)."""
 
 
 def summarise(outcome: Outcome) -> GameResult:
@@ -137,6 +139,7 @@ def _load(conn: sqlite3.Connection, game_id: int) -> GameRecord | None:
                        enum_or_none(FaultKind, m["fault"]), m["fault_detail"]) for m in moves),
         result=enum_or_none(GameResult, row["outcome"]),
         termination=enum_or_none(Termination, row["reason"]),
+        origin=row["origin"],
     )
 
 

@@ -12,6 +12,9 @@ from __future__ import annotations
 import asyncio
 import json
 from typing import Any
+from urllib.parse import quote
+
+import pytest
 
 from tests.battlebot_support import (
     ClientRun,
@@ -287,8 +290,9 @@ def _tournament_games(e2e: E2E) -> Any:
     return check
 
 
-async def test_a_game_whose_clients_were_cut_off_by_a_crash_ends_without_a_result(
-        e2e: E2E) -> None:
+@pytest.mark.parametrize("stop", ["SIGKILL", "SIGTERM"])
+async def test_a_game_whose_clients_were_cut_off_by_a_stop_ends_without_a_result(
+        e2e: E2E, stop: str) -> None:
     url = await start_listener(e2e, battlebot_match_wait="60",
                                battlebot_salt_turn_limit="60")
     for name, behaviour in (("steady", "normal"), ("sleepy", "slow")):
@@ -301,7 +305,13 @@ async def test_a_game_whose_clients_were_cut_off_by_a_crash_ends_without_a_resul
         return (found[0] if found else None), f"{[tuple(row) for row in rows]}"
 
     game_id = await e2e.wait_until("a running game", running)
-    await e2e.kill_platform()
+    if stop == "SIGKILL":
+        await e2e.kill_platform()
+    else:
+        # A clean stop cancels the game before the listener closes the clients' sockets,
+        # so nobody loses it to a socket the platform itself closed.
+        assert e2e.platform is not None
+        assert await e2e.processes.stop(e2e.platform.child) == 0
     await start_listener(e2e)
 
     async def ended() -> tuple[dict[str, Any] | None, str]:
@@ -312,3 +322,94 @@ async def test_a_game_whose_clients_were_cut_off_by_a_crash_ends_without_a_resul
     assert (game["reason"], game["outcome"]) == ("ABORTED", "NO_RESULT")
     assert "lost when the platform stopped" in game["detail"]
     assert {seat["result"] for seat in game["seats"]} == {"NONE"}
+
+
+async def test_a_game_ended_elsewhere_lets_its_client_go(e2e: E2E) -> None:
+    url = await start_listener(e2e, battlebot_match_wait="0.5",
+                               battlebot_salt_turn_limit="60")
+    token = await e2e.add_user("rpc-owner")
+    await e2e.start_bot("perfect", "Victim", token, module="bots.noughtsandcrosses")
+    stuck = await start_client(e2e, url, "stuck", era="a", behaviour="slow",
+                               extra=["--delay", "15"])
+
+    async def running() -> tuple[int | None, str]:
+        rows = e2e.read_db("SELECT id, status FROM games")
+        found = [row["id"] for row in rows if row["status"] == "RUNNING"]
+        return (found[0] if found else None), f"{[tuple(row) for row in rows]}"
+
+    game_id = await e2e.wait_until("a running game", running)
+    # A new version of the opponent ends the game without a result...
+    await e2e.start_bot("perfect", "Victim", token, module="bots.noughtsandcrosses",
+                        version="2.0.0")
+    game = await e2e.game(game_id)
+    assert (game["status"], game["reason"]) == ("FINISHED", "SUPERSEDED")
+    # ...and its client is let go at once (its socket closed while it still sleeps on its
+    # turn), free to log in again.
+    secret = json.loads(await _first_line(stuck))["body"]["pass_hash"]
+    again = await finish(await start_client(e2e, url, "stuck", era="a", secret=secret,
+                                            extra=["--login-only"]), "stuck-again")
+    assert again.code == 0 and again.received[-1]["authentication"] == "OK"
+    assert stuck.running
+    run = await finish(stuck, "stuck")
+    assert run.of("closed")[-1]["by"] == "server" and not run.results
+
+
+async def test_a_suspended_owners_client_cannot_log_in(e2e: E2E) -> None:
+    url = await start_listener(e2e)
+    first = await finish(await start_client(e2e, url, "shady", era="c",
+                                            extra=["--owner", "mallory", "--login-only"]),
+                         "shady")
+    assert first.code == 0
+    async with e2e.session.post(
+            f"{e2e.url}/api/admin/users/{quote('mallory (Battlebot)')}/suspend",
+            headers={"Authorization": "Bearer e2e-admin-token"},
+            json={"reason": "cheating"}) as suspended:
+        assert suspended.status == 200, await suspended.text()
+    refused = await finish(await start_client(e2e, url, "shady", era="c", secret=first.secret,
+                                              extra=["--login-only"]), "shady-again")
+    assert refused.code == 3
+    assert "disabled by an admin" in refused.received[-1]["error"] or (
+        "suspended" in refused.received[-1]["error"])
+
+
+async def _first_line(child: Any) -> str:
+    """The first line a client process printed (its registration)."""
+    line: bytes = await asyncio.wait_for(child.process.stdout.readline(), 30)
+    return line.decode()
+
+
+async def test_a_game_cancelled_while_waiting_for_its_client_does_not_keep_it(
+        e2e: E2E) -> None:
+    url = await start_listener(e2e, battlebot_match_wait="0.5")
+    token = await e2e.add_user("rpc-owner")
+    await e2e.start_bot("perfect", "Host", token, module="bots.noughtsandcrosses")
+    late = await finish(await start_client(e2e, url, "late", era="a",
+                                           extra=["--login-only"]), "late")
+    bots = {b["name"]: b["id"] for b in (await e2e.get("/api/bots?game=NOUGHTSANDCROSSES"))[
+        "bots"]}
+    async with e2e.session.post(
+            f"{e2e.url}/api/admin/tournaments",
+            headers={"Authorization": "Bearer e2e-admin-token"},
+            json={"game": "NOUGHTSANDCROSSES", "format": "round-robin", "rounds": 1,
+                  "bots": sorted(bots.values())}) as made:
+        assert made.status == 201, await made.text()
+
+    # The tournament's game waits for the client's connection; a new version of its
+    # opponent ends it meanwhile (its runner is cancelled while it waits).
+    async def waiting() -> tuple[int | None, str]:
+        rows = e2e.read_db("SELECT id, status FROM games WHERE origin = 'TOURNAMENT'")
+        return (rows[0]["id"] if rows else None), f"{[tuple(row) for row in rows]}"
+
+    game_id = await e2e.wait_until("the tournament's game", waiting)
+    await e2e.start_bot("perfect", "Host", token, module="bots.noughtsandcrosses",
+                        version="2.0.0")
+    assert (await e2e.game(game_id))["reason"] == "SUPERSEDED"
+    # The client that connects now is free for another game (the new version's
+    # registration round robin has one for it), not seated in the ended one.
+    run = await finish(await start_client(e2e, url, "late", era="a", secret=late.secret),
+                       "late-again")
+    assert run.code == 0 and len(run.results) == 1
+    played = e2e.read_db(
+        "SELECT games.id FROM games JOIN seats ON seats.game_id = games.id JOIN bots ON "
+        "bots.id = seats.bot_id WHERE bots.name = 'late' AND games.reason = 'NORMAL'")
+    assert len(played) == 1 and played[0]["id"] > game_id

@@ -89,8 +89,6 @@ async def test_registrations_refused_with_battlebots_messages(e2e: E2E) -> None:
         ("/bots/numberwang", {"bot_id": "Taken", "owner": "b"},
          "Bot already registered with that name"),
         ("/bots/numberwang", {"bot_id": "TAKEN", "owner": "b"}, 'too like "Taken"'),
-        # An account's name may not be claimed by a registration that proves nothing.
-        ("/bots/numberwang", {"bot_id": "a", "owner": "account"}, "is an account"),
         ("/bots/numberwang", {"bot_id": "a\u202eb", "owner": "b"}, "formatting character"),
     ]
     for path, body, why in refusals:
@@ -112,11 +110,43 @@ async def test_registrations_refused_with_battlebots_messages(e2e: E2E) -> None:
         status, answer = await _post(session, url + "/graphql",
                                      {"query": query, "variables": variables})
         assert status == 200 and why in json.dumps(answer["errors"]), (query, answer)
+    # One registration per request, whatever the aliases.
+    status, answer = await _post(session, url + "/graphql", {"query": (
+        "mutation { a: registerBot(gameType: NUMBERWANG, name: \"x1\", owner: \"o\") "
+        "{ password } b: registerBot(gameType: NUMBERWANG, name: \"x2\", owner: \"o\") "
+        "{ password } }")})
+    assert status == 200 and "one field at its root" in answer["errors"][0]["message"]
     status, answer = await _post(session, url + "/graphql",
                                  {"query": mutation, "variables": {"n": "fresh"}})
     assert status == 200 and len(answer["data"]["registerBot"]["password"]) == 64
-    names = {row["name"]: row["protocol"] for row in e2e.read_db("SELECT * FROM bots")}
-    assert names == {"Taken": "jsonrpc", "fresh": "battlebot-graphql"}
+    # An owner's name is its own: it takes nothing from the account of the same name.
+    status, answer = await _post(session, url + "/bots/numberwang",
+                                 {"bot_id": "owned", "owner": "account"})
+    assert status == 201
+    names = {row["name"]: (row["protocol"], row["owner"]) for row in e2e.read_db(
+        "SELECT bots.*, users.name AS owner FROM bots JOIN users ON users.id = bots.user_id")}
+    assert names == {"Taken": ("jsonrpc", "account"),
+                     "fresh": ("battlebot-graphql", "o (Battlebot)"),
+                     "owned": ("battlebot-salt", "account (Battlebot)")}
+    async with session.get(url + "/bots/numberwang") as response:
+        assert {b["bot_id"]: b["owner"] for b in await response.json()} == {
+            "fresh": "o", "owned": "account"}
+
+
+async def test_registrations_from_one_address_are_limited(e2e: E2E) -> None:
+    url = await start_listener(e2e, registration_burst="3", registration_interval="600")
+    async with _from("127.0.0.6") as session:
+        answers = [await _post(session, url + "/bots/numberwang",
+                               {"bot_id": f"r{i}", "owner": "o"}) for i in range(4)]
+        graphql = await _post(session, url + "/graphql", {"query": (
+            "mutation { registerBot(gameType: NUMBERWANG, name: \"r9\", owner: \"o\") "
+            "{ password } }")})
+    assert [status for status, _ in answers] == [201, 201, 201, 429]
+    assert "Too many registrations from your address" in answers[-1][1]["error"]
+    assert "Too many registrations" in graphql[1]["errors"][0]["message"]
+    # Another address is not held up.
+    status, _ = await _post(e2e.session, url + "/bots/numberwang", {"bot_id": "r5", "owner": "o"})
+    assert status == 201
 
 
 async def test_a_flood_of_messages_closes_the_socket(e2e: E2E) -> None:

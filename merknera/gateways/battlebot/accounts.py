@@ -3,9 +3,10 @@
 A Battlebot bot is a platform bot (one namespace with every other bot) of protocol
 ``battlebot-salt`` or ``battlebot-graphql``, version ``"1"`` (Battlebot had no versions: a
 name is registered once), with no endpoint.  Its owner is a platform user without tokens,
-made at the first registration that names it; an owner name that belongs to a user with
-tokens (somebody who registers bots over ``/rpc``) is refused, since a Battlebot
-registration carries no proof of who sends it.
+made at the first registration that names it, in a namespace of its own: the owner
+``alice`` is the user ``alice (Battlebot)``, so that an anonymous registration never takes
+the name of an account somebody makes later (a Battlebot registration carries no proof of
+who sends it).  Battlebot's own answers give the owner as it was sent.
 
 How the credentials are kept (neither is ever shown again, by any API or page):
 
@@ -34,6 +35,13 @@ from merknera.store.bots import Bot, BotMetadata, BotStatus
 
 VERSION = "1"
 """The version of every Battlebot bot (its protocol has none)."""
+OWNER_SUFFIX = " (Battlebot)"
+"""What sets a Battlebot owner's user name apart from accounts' names."""
+
+
+def shown_owner(user_name: str) -> str:
+    """The owner as Battlebot's answers give it: the name sent at registration."""
+    return user_name.removesuffix(OWNER_SUFFIX)
 
 LONGEST_OWNER = 100
 
@@ -96,14 +104,15 @@ async def register(arena: Arena, era: Era, game: BattlebotGame, name: str,
 
 
 def _owner(conn: sqlite3.Connection, owner: str, limit: int) -> int:
-    """The id of the tokenless user named ``owner``, made if there is none."""
-    user = users.by_name(conn, owner)
+    """The id of the tokenless user of the owner ``owner``, made if there is none."""
+    user = users.by_name(conn, owner + OWNER_SUFFIX)
     if user is None:
         cursor = conn.execute("INSERT INTO users (name, created_at) VALUES (?, ?)",
-                              (owner, now()))
+                              (owner + OWNER_SUFFIX, now()))
         assert cursor.lastrowid is not None
         return cursor.lastrowid
     if users.has_tokens(conn, user.id):
+        # An account was made with the name (by an admin, who may name users anything).
         raise RegistrationRefusedError(
             f'The owner "{owner}" is an account of this platform, whose bots register with '
             "its token; choose another owner name")
@@ -128,8 +137,13 @@ async def log_in(db: Database, login: Login, salt: str | None) -> Bot:
         disabled (one the fault rule disabled comes back by logging in, as a JSON-RPC
         bot does by registering again).
     """
-    found = await db.read(lambda conn: bots.by_name(conn, login.name))
-    bot = next((b for b in reversed(found) if b.protocol is login.era.protocol), None)
+    def read(conn: sqlite3.Connection) -> tuple[Bot | None, str | None]:
+        found = next((b for b in reversed(bots.by_name(conn, login.name))
+                      if b.protocol is login.era.protocol), None)
+        owner = None if found is None else users.by_name(conn, found.owner)
+        return found, None if owner is None else owner.suspended_reason
+
+    bot, suspended = await db.read(read)
     if bot is None or bot.game != login.game.mnemonic:
         # Compared anyway, so that an unknown name takes as long as a wrong credential.
         wire.same_secret(login.credential, "0" * 64)
@@ -142,4 +156,7 @@ async def log_in(db: Database, login: Login, salt: str | None) -> Bot:
         raise LoginRefusedError("wrong " + ("login_hash" if login.era is Era.SALT else "password"))
     if bot.status is BotStatus.DISABLED and bot.disabled_by == "ADMIN":
         raise LoginRefusedError(f"{bot.name} is disabled by an admin ({bot.disabled_reason})")
+    if suspended is not None:
+        raise LoginRefusedError(f"the owner of {bot.name} is suspended by an admin "
+                                f"({suspended})")
     return bot

@@ -27,6 +27,9 @@ from merknera.store.bots import Bot
 log = logging.getLogger(__name__)
 
 CLOSE_NORMAL = 1000
+CLOSE_GOING_AWAY = 1001
+"""Close code for a client whose game ended without a final state (or the platform
+stopped)."""
 CLOSE_POLICY = 1008
 """Close code for a client that broke a rule (too many messages, never logged in)."""
 
@@ -80,9 +83,11 @@ class Connection:
     that does not read its socket holds up only its own writer.
     """
 
-    def __init__(self, ws: web.WebSocketResponse, peer: str) -> None:
+    def __init__(self, ws: web.WebSocketResponse, peer: str,
+                 abort: Callable[[], None]) -> None:
         self.ws = ws
         self.peer = peer
+        self._abort = abort
         """The client's address key (:func:`merknera.guard.client_key`)."""
         self.closed = asyncio.Event()
         """Set once the socket is closing or closed, by either side: nothing more is sent,
@@ -91,9 +96,16 @@ class Connection:
         self._writer = asyncio.create_task(self._write(), name=f"battlebot-writer-{peer}")
 
     def send(self, message: JSONObject) -> None:
-        """Queue a message."""
-        if not self.closed.is_set():
-            self._outbox.put_nowait(message)
+        """Queue a message; a client that lets :data:`MAX_QUEUED` pile up (it does not
+        read its socket) loses the connection at once."""
+        if self.closed.is_set():
+            return
+        if self._outbox.qsize() >= MAX_QUEUED:
+            log.info("a Battlebot client at %s does not read its socket; cut off", self.peer)
+            self.closed.set()
+            self._abort()
+            return
+        self._outbox.put_nowait(message)
 
     def close(self, code: int = CLOSE_NORMAL) -> None:
         """Close the socket once the messages queued before are written."""
@@ -128,6 +140,8 @@ class Connection:
             await self.ws.close()
 
 
+MAX_QUEUED = 256
+"""Messages queued for a client that it has not read, at most."""
 FLUSH_SECONDS = 2.0
 """How long the last messages to a client (a failed login, a final state) may take."""
 
@@ -185,8 +199,8 @@ class Client:
         client's next turn (Battlebot counted messages out of turn as invalid turns).
         """
         seating = self.seating
-        if seating is None or seating.finished:
-            return
+        if seating is None or seating.finished or seating.view is None:
+            return  # no game has begun: nothing to take a turn in
         if seating.to_move:
             seating.inbox.append(message)
         else:
@@ -217,11 +231,12 @@ class Hub:
 
     def add(self, client: Client) -> bool:
         """A client logged in: False if its bot is connected already (one connection
-        each).  A game waiting for the bot takes it; else it goes to the lobby."""
+        each).  A game waiting for the bot takes it (unless the client asked for a
+        contest: then only its contest's matches do); else it goes to the lobby."""
         if self.connected(client.bot.id) is not None:
             return False
         self._clients[client.bot.id] = client
-        waiting = self._waiters.get(client.bot.id)
+        waiting = self._waiters.get(client.bot.id) if client.contest is None else None
         while waiting:
             game_id, future = waiting.popleft()
             if not future.done():
@@ -250,7 +265,7 @@ class Hub:
         if client is not None and client.seating is not None and (
                 client.seating.game_id == game_id):
             return client
-        if client is not None and self.seat(client, game_id):
+        if client is not None and client.contest is None and self.seat(client, game_id):
             return client
         future: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
         waiting = self._waiters.setdefault(bot_id, collections.deque())
@@ -264,9 +279,31 @@ class Hub:
                 return future.result()
             future.cancel()
             return None
+        except asyncio.CancelledError:
+            # The game's runner stopped: a client handed over meanwhile is free again.
+            if future.done() and not future.cancelled():
+                self.release(future.result(), game_id)
+            future.cancel()
+            raise
         finally:
             if all(f.done() for _, f in waiting) and self._waiters.get(bot_id) is waiting:
                 del self._waiters[bot_id]
+
+    def reserve(self, bot_id: int, game_id: int) -> None:
+        """Seat the bot's free client (not one that asked for a contest) in a game that
+        was just made for it, so that nothing else takes it before the game opens."""
+        client = self.free(bot_id)
+        if client is not None and client.contest is None:
+            self.seat(client, game_id)
+
+    def release(self, client: Client, game_id: int) -> None:
+        """The game ``game_id`` will not go on with the client (it ended without its
+        final state, or its runner stopped): close the socket, so that the client
+        connects again for its next game."""
+        seating = client.seating
+        if seating is not None and seating.game_id == game_id and not seating.finished:
+            seating.finished = True
+            client.connection.close(CLOSE_GOING_AWAY)
 
     def clients(self) -> list[Client]:
         """Every connected client."""

@@ -10,10 +10,22 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from graphql import GraphQLSchema, build_schema, graphql
+from graphql import (
+    ExecutionResult,
+    FieldNode,
+    GraphQLError,
+    GraphQLSchema,
+    OperationDefinitionNode,
+    ValidationRule,
+    build_schema,
+    execute,
+    parse,
+    specified_rules,
+    validate,
+)
 
 from merknera.games import JSON, JSONObject
-from merknera.gateways.battlebot.accounts import Registered
+from merknera.gateways.battlebot.accounts import Registered, shown_owner
 from merknera.gateways.battlebot.wire import GAMES, BattlebotGame
 
 SDL = """
@@ -44,8 +56,9 @@ type Mutation {
 }
 """.replace("GAME_TYPES", " ".join(game.game_type for game in GAMES))
 
-Register = Callable[[BattlebotGame, str, str], Awaitable[Registered]]
-"""Registers a bot of the GraphQL era: game, name, owner."""
+Register = Callable[[BattlebotGame, str, str, str], Awaitable[Registered]]
+"""Registers a bot of the GraphQL era: game, name, owner, and the requesting client (whose
+registrations are counted)."""
 ListBots = Callable[[BattlebotGame], Awaitable[list[JSONObject]]]
 """The bots of a game, each ``{bot_id, owner, date_registered}``."""
 
@@ -59,16 +72,22 @@ class GraphQLApi:
         self._list_bots = list_bots
 
     async def execute(self, query: str, variables: dict[str, Any] | None,
-                      operation: str | None) -> JSONObject:
-        """The response to one GraphQL request: ``{"data": ...}`` and, if any,
-        ``{"errors": [...]}``, as GraphQL over HTTP has them."""
-        result = await graphql(self.schema, query, root_value=self, variable_values=variables,
-                               operation_name=operation)
+                      operation: str | None, client: str) -> JSONObject:
+        """The response to one GraphQL request of ``client``: ``{"data": ...}`` and, if
+        any, ``{"errors": [...]}``, as GraphQL over HTTP has them."""
+        try:
+            document = parse(query)
+        except GraphQLError as exc:
+            return _errors([exc])
+        invalid = validate(self.schema, document, [*specified_rules, OneRootField])
+        if invalid:
+            return _errors(invalid)
+        outcome = execute(self.schema, document, root_value=self, context_value=client,
+                          variable_values=variables, operation_name=operation)
+        result: ExecutionResult = await outcome if isinstance(outcome, Awaitable) else outcome
         response: JSONObject = {"data": result.data}
         if result.errors:
-            # A formatted error is a JSON object (message, locations, path): a round trip
-            # through the codec gives it the JSON type it has.
-            response["errors"] = json.loads(json.dumps([e.formatted for e in result.errors]))
+            response.update(_errors(result.errors))
         return response
 
     # -- resolvers (graphql-core's default resolver calls these on the root value) ---------
@@ -80,13 +99,33 @@ class GraphQLApi:
         game = _game(gameType)
         return [_bot_fields(row, game) for row in await self._list_bots(game)]
 
-    async def registerBot(self, info: object, gameType: str, name: str,  # noqa: N802, N803
+    async def registerBot(self, info: Any, gameType: str, name: str,  # noqa: N802, N803
                           owner: str) -> JSONObject:
         game = _game(gameType)
-        done = await self._register(game, name, owner)
+        done = await self._register(game, name, owner, str(info.context))
         return {"password": done.credential,
-                "bot": {"name": done.bot.name, "owner": done.bot.owner,
+                "bot": {"name": done.bot.name, "owner": shown_owner(done.bot.owner),
                         "gameType": game.game_type, "dateRegistered": done.bot.created_at}}
+
+
+class OneRootField(ValidationRule):
+    """One field at the root of an operation: a request registers one bot at most (and
+    reads one list), whatever aliases it uses, so the per-request limits hold."""
+
+    def enter_operation_definition(self, node: OperationDefinitionNode,
+                                   *_args: object) -> None:
+        selections = node.selection_set.selections
+        if len(selections) != 1 or not isinstance(selections[0], FieldNode):
+            self.report_error(GraphQLError(
+                "An operation may ask for one field at its root (send one registration "
+                "per request)", node))
+
+
+def _errors(errors: list[GraphQLError]) -> JSONObject:
+    # A formatted error is a JSON object (message, locations, path): a round trip through
+    # the codec gives it the JSON type it has.
+    found: JSONObject = {"errors": json.loads(json.dumps([e.formatted for e in errors]))}
+    return found
 
 
 def _game(game_type: str) -> BattlebotGame:

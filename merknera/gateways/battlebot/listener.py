@@ -40,6 +40,7 @@ from merknera.gateways.battlebot.graphql_api import GraphQLApi
 from merknera.gateways.battlebot.transport import BattlebotTransport
 from merknera.gateways.battlebot.wire import Era, LoginError
 from merknera.guard import BodyError, Guard, RateLimitedError
+from merknera.guard.throttle import Buckets
 from merknera.scheduler.arena import Arena
 from merknera.scheduler.discipline import Discipline
 from merknera.store.bots import BotStatus
@@ -62,6 +63,8 @@ class BattlebotListener:
         self._discipline = discipline
         self._config = arena.config
         self._graphql = GraphQLApi(self._register_graphql, self._bots_of)
+        self._registrations = Buckets(self._config.registration_burst,
+                                      self._config.registration_interval)
 
     def app(self) -> web.Application:
         """The aiohttp application to serve on ``battlebot_port``."""
@@ -109,6 +112,9 @@ class BattlebotListener:
             raise _bad("No ID set")
         if not isinstance(owner, str):
             raise _bad("No owner set")
+        too_soon = self._too_soon(self._guard.client(request))
+        if too_soon is not None:
+            raise _RefusedError(429, too_soon)
         try:
             done = await accounts.register(self._arena, Era.SALT, game, bot_id.strip(),
                                            owner.strip())
@@ -117,10 +123,22 @@ class BattlebotListener:
         return web.json_response({"game": game.path_name, "bot_id": done.bot.name,
                                   "pass_hash": done.credential}, status=201)
 
-    async def _register_graphql(self, game: wire.BattlebotGame, name: str,
-                                owner: str) -> accounts.Registered:
+    async def _register_graphql(self, game: wire.BattlebotGame, name: str, owner: str,
+                                client: str) -> accounts.Registered:
+        too_soon = self._too_soon(client)
+        if too_soon is not None:
+            raise RegistrationRefusedError(too_soon)
         return await accounts.register(self._arena, Era.GRAPHQL, game, name.strip(),
                                        owner.strip())
+
+    def _too_soon(self, client: str) -> str | None:
+        """Why ``client`` may not register now, if it may not: an address may make a
+        burst of registrations, then one every interval (the limits of a user's over
+        ``/rpc``; here nobody is signed in)."""
+        wait = self._registrations.take(client)
+        if wait <= 0:
+            return None
+        return f"Too many registrations from your address; try again in {max(1, round(wait))} s"
 
     async def _bots_of(self, game: wire.BattlebotGame) -> list[JSONObject]:
         return await self._arena.db.read(lambda conn: records.game_bots(conn, game))
@@ -135,7 +153,8 @@ class BattlebotListener:
             raise _bad('"variables" must be an object')
         if operation is not None and not isinstance(operation, str):
             raise _bad('"operationName" must be a string')
-        return web.json_response(await self._graphql.execute(query, variables, operation))
+        return web.json_response(await self._graphql.execute(query, variables, operation,
+                                                              self._guard.client(request)))
 
     def _game_of(self, request: web.Request) -> wire.BattlebotGame:
         game = wire.game_named(request.match_info["game"], Era.SALT)
@@ -181,7 +200,9 @@ class BattlebotListener:
         ws = web.WebSocketResponse(max_msg_size=config.battlebot_max_message, autoping=True,
                                    heartbeat=30.0)
         await ws.prepare(request)
-        connection = Connection(ws, self._guard.client(request))
+        transport = request.transport
+        connection = Connection(ws, self._guard.client(request),
+                                transport.abort if transport is not None else lambda: None)
         client: Client | None = None
         try:
             client = await self._log_in(ws, connection, first_wait)
@@ -220,7 +241,12 @@ class BattlebotListener:
         if first.type is not WSMsgType.TEXT:
             return _failed(connection, "a login is a JSON text frame")
         try:
-            login = wire.read_login(json.loads(first.data), era)
+            value = json.loads(first.data)
+            if era is Era.SALT and isinstance(value, dict) and "password" in value:
+                raise LoginError(
+                    "a GraphQL-era login came after the salt was sent (more than "
+                    f"{first_wait:.2f} s after the connection opened); connect again")
+            login = wire.read_login(value, era)
         except (ValueError, RecursionError) as exc:
             return _failed(connection, str(exc) if isinstance(exc, LoginError)
                            else "the login is not JSON")
@@ -280,8 +306,9 @@ class BattlebotListener:
             client.received(message, answer)
 
 
-FIRST_WAIT_FLOOR = 0.05
-"""Seconds a first message is waited for at least (a client's own start-up)."""
+FIRST_WAIT_FLOOR = 0.2
+"""Seconds a first message is waited for at least: a client's own start-up, and a busy
+event loop here (which reads the message late)."""
 RTT_MARGIN = 4
 """Round trips a first message is waited for (a round trip varies)."""
 _TCP_INFO_RTT = struct.Struct("=I")

@@ -21,7 +21,7 @@ import secrets
 import sqlite3
 from collections.abc import Sequence
 
-from merknera.gateways.battlebot.clients import Client, Hub, Seating
+from merknera.gateways.battlebot.clients import Client, Hub
 from merknera.gateways.battlebot.records import contest_meetings
 from merknera.gateways.battlebot.wire import Era
 from merknera.scheduler.core import Scheduler
@@ -133,10 +133,15 @@ class Lobby:
 
     async def _start(self, clients: Sequence[Client], seating: list[int],
                      contest: str | None) -> None:
-        """Create the game, its clients seated in it, and start its runner."""
+        """Create the game, its clients seated in it, and start its runner; nothing if a
+        client was taken meanwhile (by a game the ladder made, say, while this waited for
+        the store)."""
         arena = self._arena
-        for client in clients:
-            client.seating = Seating(_RESERVED)
+        taken = [client for client in clients if self._hub.seat(client, _RESERVED)]
+        if len(taken) < len(clients):
+            for client in taken:
+                client.seating = None
+            return
         mnemonic = clients[0].bot.game
         names = {bot_id: bot.name for bot_id in seating
                  if (bot := arena.presence.bot(bot_id)) is not None}

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from merknera.games import JSON, JSONObject, Termination
 from merknera.games.battlebot import COMPLETE, battlebot_reason
+from merknera.gateways.battlebot.accounts import shown_owner
 from merknera.gateways.battlebot.wire import BattlebotGame
 
 RECENT_GAMES = 30
@@ -91,7 +92,7 @@ def game_bots(conn: sqlite3.Connection, game: BattlebotGame) -> list[JSONObject]
         "SELECT bots.name, users.name AS owner, bots.created_at FROM bots "
         "JOIN users ON users.id = bots.user_id WHERE bots.game = ? "
         "AND bots.status != 'SUPERSEDED' ORDER BY bots.id", (game.mnemonic,))
-    return [{"bot_id": name, "owner": owner, "date_registered": created}
+    return [{"bot_id": name, "owner": shown_owner(owner), "date_registered": created}
             for name, owner, created in rows]
 
 

@@ -53,10 +53,20 @@ class BattlebotTransport(Transport):
                 calls.error: "the answer to an invalid turn"}.get(name, name)
 
     def can_seat(self, bot: Bot) -> bool:
-        return self._hub.free(bot.id) is not None
+        # A client that asked for a contest plays only its contest's matches.
+        client = self._hub.free(bot.id)
+        return client is not None and client.contest is None
+
+    def reserve(self, bot: Bot, game_id: int) -> None:
+        self._hub.reserve(bot.id, game_id)
 
     def holds(self, bot: Bot, game_id: int) -> bool:
         return self._client(bot, game_id) is not None
+
+    def release(self, bot: Bot, game_id: int) -> None:
+        client = self._client(bot, game_id)
+        if client is not None:
+            self._hub.release(client, game_id)
 
     def turn_limit(self, era: Era) -> float:
         """Seconds a client of ``era`` has for a valid turn."""
@@ -95,6 +105,7 @@ class BattlebotTransport(Transport):
         seating = client.seating
         assert seating is not None
         started = time.monotonic()
+        seating.judging = None  # an Error is about this turn's message, if any
         limit = self.turn_limit(client.era)
         if seating.deadline is None:
             seating.deadline = started + limit
