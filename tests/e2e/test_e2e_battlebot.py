@@ -349,9 +349,8 @@ async def test_a_game_ended_elsewhere_lets_its_client_go(e2e: E2E) -> None:
     again = await finish(await start_client(e2e, url, "stuck", era="a", secret=secret,
                                             extra=["--login-only"]), "stuck-again")
     assert again.code == 0 and again.received[-1]["authentication"] == "OK"
-    assert stuck.running
-    run = await finish(stuck, "stuck")
-    assert run.of("closed")[-1]["by"] == "server" and not run.results
+    assert stuck.running  # still asleep on its turn: the platform let it go
+    await e2e.processes.stop(stuck)
 
 
 async def test_a_suspended_owners_client_cannot_log_in(e2e: E2E) -> None:
