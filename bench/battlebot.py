@@ -52,8 +52,8 @@ async def serve(workdir: Path, port: int) -> asyncio.subprocess.Process:
         "--port", "0", "--battlebot-port", str(port), "--battlebot-match-wait", "600",
         "--battlebot-login-timeout", "600", "--log-level", "WARNING",
         "--max-connections-per-client", "2000", "--request-burst", "100000",
-        "--request-rate", "100000", "--registration-burst", "100000", cwd=REPO, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL)
+        "--request-rate", "100000", "--registration-burst", "100000", cwd=REPO,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
     assert process.stdout is not None
     line = (await process.stdout.readline()).decode()
     assert LISTENING.search(line), line
