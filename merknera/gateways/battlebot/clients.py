@@ -3,9 +3,9 @@ which bot is connected and hands a client to the game it plays.
 
 A Battlebot client plays one game per connection (its server closed the socket after the
 final state), and a bot may hold one connection at a time here.  What a client sends during
-a game is kept in order for the game's runner, which asks for a turn through the seat
-transport (:mod:`merknera.seats.battlebot`); the transport keeps the client's side of the
-game (what it was last sent, whether it may move, its turn's deadline) in :class:`Seating`.
+a game goes to its :class:`~merknera.seats.connected.Seating` (what it was last sent,
+whether it may move, its turn's deadline), from which the seat transport
+(:mod:`merknera.gateways.battlebot.transport`) takes its turns for the game's runner.
 """
 
 from __future__ import annotations
@@ -14,14 +14,13 @@ import asyncio
 import collections
 import json
 import logging
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from aiohttp import web
 
-from merknera.games import JSON, JSONObject
+from merknera.games import JSONObject
 from merknera.gateways.battlebot.wire import Era, Login
+from merknera.seats.connected import Received, Seating
 from merknera.store.bots import Bot
 
 log = logging.getLogger(__name__)
@@ -32,48 +31,6 @@ CLOSE_GOING_AWAY = 1001
 stopped)."""
 CLOSE_POLICY = 1008
 """Close code for a client that broke a rule (too many messages, never logged in)."""
-
-
-@dataclass
-class Received:
-    """One message from a client, as it came."""
-
-    text: str
-    """The frame's text (a binary frame's is empty)."""
-    value: JSON
-    """The parsed JSON (None when :attr:`problem` says why there is none)."""
-    problem: str | None
-    """Why the frame is no turn at all: binary, or not JSON."""
-    time_ms: int
-    """When it came, in ms since the epoch (the ``time`` of its turn's echo)."""
-    answered: bool = False
-    """Whether the client was told already that it was invalid (sent out of turn)."""
-
-    @classmethod
-    def text_frame(cls, text: str) -> Received:
-        """A text frame: JSON, or a frame that is not."""
-        stamp = now_ms()
-        try:
-            return cls(text, json.loads(text), None, stamp)
-        except (ValueError, RecursionError) as exc:
-            return cls(text, None, f"the message is not JSON ({exc})", stamp)
-
-    @classmethod
-    def binary_frame(cls, size: int) -> Received:
-        """A binary frame (Battlebot's messages are JSON text)."""
-        return cls("", None, f"a binary frame of {size} bytes; turns are JSON text frames",
-                   now_ms())
-
-    @property
-    def sent(self) -> JSONObject:
-        """The keys of the message, for its turn's echo (none for a message that is not
-        an object)."""
-        return dict(self.value) if isinstance(self.value, dict) else {}
-
-
-def now_ms() -> int:
-    """Milliseconds since the epoch (Battlebot's ``time``)."""
-    return int(time.time() * 1000)
 
 
 class Connection:
@@ -146,29 +103,6 @@ FLUSH_SECONDS = 2.0
 """How long the last messages to a client (a failed login, a final state) may take."""
 
 
-@dataclass
-class Seating:
-    """A client's side of the game it plays: what the seat transport keeps."""
-
-    game_id: int
-    view: JSONObject | None = None
-    """The state (the game's view) it was last sent."""
-    to_move: bool = False
-    """Whether that state has it to move."""
-    deadline: float | None = None
-    """When its turn runs out (``time.monotonic``): set when a state gives it the move, and
-    not moved by invalid turns (Battlebot's clock ran from the last valid update)."""
-    inbox: collections.deque[Received] = field(default_factory=collections.deque)
-    """Turns sent while it was to move, for the runner to judge in order."""
-    early: collections.deque[Received] = field(default_factory=collections.deque)
-    """Messages sent while it was not to move: answered invalid at once, and counted as a
-    fault at its next turn."""
-    judging: Received | None = None
-    """The message the runner was last given (an Error is about it)."""
-    finished: bool = False
-    arrived: asyncio.Event = field(default_factory=asyncio.Event)
-
-
 class Client:
     """A logged-in Battlebot client."""
 
@@ -192,22 +126,10 @@ class Client:
         return self.connection.closed.is_set()
 
     def received(self, message: Received, answer: Callable[[Received], None]) -> None:
-        """A message came during the client's game (or before it began).
-
-        While the client is to move it is kept for the runner; otherwise ``answer`` tells
-        the client at once that it was invalid, and it is kept to count as a fault at the
-        client's next turn (Battlebot counted messages out of turn as invalid turns).
-        """
-        seating = self.seating
-        if seating is None or seating.finished or seating.view is None:
-            return  # no game has begun: nothing to take a turn in
-        if seating.to_move:
-            seating.inbox.append(message)
-        else:
-            answer(message)
-            message.answered = True
-            seating.early.append(message)
-        seating.arrived.set()
+        """A message came: its game's seating takes it (:meth:`Seating.take`); before a
+        game began it is nothing."""
+        if self.seating is not None:
+            self.seating.take(message, answer)
 
 
 class Hub:

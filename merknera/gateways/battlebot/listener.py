@@ -29,13 +29,7 @@ from aiohttp import WSMsgType, web
 from merknera.games import JSONObject
 from merknera.gateways.battlebot import accounts, records, wire
 from merknera.gateways.battlebot.accounts import LoginRefusedError, RegistrationRefusedError
-from merknera.gateways.battlebot.clients import (
-    CLOSE_POLICY,
-    Client,
-    Connection,
-    Hub,
-    Received,
-)
+from merknera.gateways.battlebot.clients import CLOSE_POLICY, Client, Connection, Hub
 from merknera.gateways.battlebot.graphql_api import GraphQLApi
 from merknera.gateways.battlebot.transport import BattlebotTransport
 from merknera.gateways.battlebot.wire import Era, LoginError
@@ -43,6 +37,7 @@ from merknera.guard import BodyError, Guard, RateLimitedError
 from merknera.guard.throttle import Buckets
 from merknera.scheduler.arena import Arena
 from merknera.scheduler.discipline import Discipline
+from merknera.seats.connected import Received
 from merknera.store.bots import BotStatus
 
 log = logging.getLogger(__name__)

@@ -16,23 +16,16 @@ did (research a.6):
 
 from __future__ import annotations
 
-import asyncio
-import time
-
 from merknera.botclient import CallResult, Fault
 from merknera.config import Config
 from merknera.games import AnyGame, JSONObject
 from merknera.gateways.battlebot import wire
-from merknera.gateways.battlebot.clients import Client, Hub, Received
+from merknera.gateways.battlebot.clients import Client, Hub
 from merknera.gateways.battlebot.wire import Era
-from merknera.protocol.excerpt import excerpt
 from merknera.protocol.faults import FaultKind
 from merknera.seats.base import SeatCall, Transport, Witnessed
+from merknera.seats.connected import NOTHING_SENT, Received, gone, next_turn
 from merknera.store.bots import Bot
-
-_NOTHING_SENT = b""
-"""The move log's request of a turn: the client was sent nothing when asked (its last
-state told it to move)."""
 
 
 class BattlebotTransport(Transport):
@@ -74,9 +67,9 @@ class BattlebotTransport(Transport):
 
     async def ping(self, bot: Bot) -> CallResult:
         if self._hub.connected(bot.id) is None:
-            return CallResult(_NOTHING_SENT, fault=Fault(
+            return CallResult(NOTHING_SENT, fault=Fault(
                 FaultKind.UNREACHABLE, f"{bot.name} is not connected"))
-        return CallResult(_NOTHING_SENT)
+        return CallResult(NOTHING_SENT)
 
     def _client(self, bot: Bot, game_id: int) -> Client | None:
         client = self._hub.connected(bot.id)
@@ -89,63 +82,23 @@ class BattlebotTransport(Transport):
         if call.name == game.calls.open:
             claimed = await self._hub.claim(bot.id, call.game_id, time_limit)
             if claimed is None:
-                return CallResult(_NOTHING_SENT, fault=Fault(
+                return CallResult(NOTHING_SENT, fault=Fault(
                     FaultKind.UNREACHABLE,
                     f"{bot.name} has no connection free for the game (a Battlebot client "
                     "plays one game per connection, and connects again for the next)"))
-            return CallResult(_NOTHING_SENT)
+            return CallResult(NOTHING_SENT)
         client = self._client(bot, call.game_id)
         if client is None or client.seating is None:
-            return _gone(bot)
-        return await self._turn(client)
-
-    async def _turn(self, client: Client) -> CallResult:
-        """The client's next turn: a message it sent out of turn (a fault, answered
-        already), or the next it sends while to move, within the turn's deadline."""
-        seating = client.seating
-        assert seating is not None
-        started = time.monotonic()
-        seating.judging = None  # an Error is about this turn's message, if any
-        limit = self.turn_limit(client.era)
-        if seating.deadline is None:
-            seating.deadline = started + limit
-        if seating.early:
-            message = seating.judging = seating.early.popleft()
-            return _fault(message, FaultKind.ILLEGAL_MOVE,
-                          "sent a turn while it was not its turn: "
-                          f"{excerpt(message.text or message.problem or '')}")
-        closed = client.connection.closed
-        while not seating.inbox:
-            remaining = seating.deadline - time.monotonic()
-            if closed.is_set():
-                return _gone(client.bot)
-            if remaining <= 0:
-                return CallResult(_NOTHING_SENT, fault=Fault(
-                    FaultKind.TIMEOUT, f"no valid turn within {limit:g} s of the last valid "
-                                       "update (invalid turns do not restart the clock)"),
-                                  latency=time.monotonic() - started)
-            seating.arrived.clear()
-            waits = [asyncio.ensure_future(seating.arrived.wait()),
-                     asyncio.ensure_future(closed.wait())]
-            try:
-                await asyncio.wait(waits, timeout=remaining,
-                                   return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for waiting in waits:
-                    waiting.cancel()
-        message = seating.judging = seating.inbox.popleft()
-        latency = time.monotonic() - started
-        if message.problem is not None:
-            return _fault(message, FaultKind.MALFORMED_REPLY, message.problem, latency)
-        return CallResult(_NOTHING_SENT, result=message.value,
-                          reply=message.text.encode("utf-8"), latency=latency)
+            return gone(bot.name)
+        return await next_turn(client.seating, client.connection.closed,
+                               self.turn_limit(client.era), bot.name)
 
     async def tell(self, bot: Bot, game: AnyGame, call: SeatCall,
                    time_limit: float) -> CallResult:
         client = self._client(bot, call.game_id)
         seating = client.seating if client is not None else None
         if client is None or seating is None:
-            return _gone(bot)
+            return gone(bot.name)
         if call.name == game.calls.error:
             message = seating.judging
             text = call.params.get("message")
@@ -158,7 +111,7 @@ class BattlebotTransport(Transport):
                 client.connection.send(wire.update(client.era, final))
             seating.finished = True
             client.connection.close()
-        return CallResult(_NOTHING_SENT)
+        return CallResult(NOTHING_SENT)
 
     def answer_invalid(self, client: Client, message: Received, error: str | None) -> None:
         """Tell a client that a message of its was no valid turn: its turn echoed with
@@ -183,27 +136,8 @@ class BattlebotTransport(Transport):
                 seen.move if isinstance(seen.move, dict) else {})
             turn = wire.turn_echo(client.era, sent, str(players[seen.mover]), seen.at_ms,
                                   valid=True)
-        seating.view = view
-        seating.to_move = wire.is_to_move(view, bot.name)
-        # A valid update starts the clock of the player to move again.
-        seating.deadline = (time.monotonic() + self.turn_limit(client.era)
-                            if seating.to_move else None)
         client.connection.send(wire.update(client.era, view, turn))
-        if not seating.to_move:
-            # Turns sent after the one just played came out of turn.
-            while seating.inbox:
-                message = seating.inbox.popleft()
-                self.answer_invalid(client, message, "sent while it was not your turn")
-                message.answered = True
-                seating.early.append(message)
-
-
-def _fault(message: Received, kind: FaultKind, why: str, latency: float = 0.0) -> CallResult:
-    return CallResult(_NOTHING_SENT, fault=Fault(kind, why),
-                      reply=message.text.encode("utf-8"), latency=latency)
-
-
-def _gone(bot: Bot) -> CallResult:
-    return CallResult(_NOTHING_SENT, fault=Fault(
-        FaultKind.UNREACHABLE, f"{bot.name} disconnected"))
-
+        # A valid update starts the clock of the player to move again.
+        seating.moved_on(view, wire.is_to_move(view, bot.name), self.turn_limit(client.era),
+                         lambda message: self.answer_invalid(
+                             client, message, "sent while it was not your turn"))

@@ -1,0 +1,176 @@
+"""Seats held by connected clients, whatever their wire: the messages a client sends
+during its game, kept in order for the runner, and its next turn.
+
+A connected client is not called for a move: it is shown every state (the transport's
+:meth:`~merknera.seats.Transport.witness`), and what it sends while it has the move is its
+turn.  What it sends out of turn is answered at once and counted as a fault at its next
+turn; its clock runs from the last valid update, so invalid turns do not restart it.  The
+transports of the gateways keep a :class:`Seating` per client in a game and ask
+:func:`next_turn` for its move.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from merknera.botclient import CallResult, Fault
+from merknera.games import JSON, JSONObject
+from merknera.protocol.excerpt import excerpt
+from merknera.protocol.faults import FaultKind
+
+NOTHING_SENT = b""
+"""The move log's request of a connected client's turn: it was sent nothing when asked
+(its last state told it to move)."""
+
+
+@dataclass
+class Received:
+    """One message from a client, as it came (a WebSocket frame, a request's body)."""
+
+    text: str
+    """Its text (a binary frame's is empty)."""
+    value: JSON
+    """The parsed JSON (None when :attr:`problem` says why there is none)."""
+    problem: str | None
+    """Why it is no turn at all: binary, or not JSON."""
+    time_ms: int
+    """When it came, in ms since the epoch (the ``time`` of its turn's echo)."""
+    answered: bool = False
+    """Whether the client was told already that it was invalid (sent out of turn)."""
+
+    @classmethod
+    def text_frame(cls, text: str) -> Received:
+        """A text frame: JSON, or a frame that is not."""
+        stamp = now_ms()
+        try:
+            return cls(text, json.loads(text), None, stamp)
+        except (ValueError, RecursionError) as exc:
+            return cls(text, None, f"the message is not JSON ({exc})", stamp)
+
+    @classmethod
+    def binary_frame(cls, size: int) -> Received:
+        """A binary frame (where messages are JSON text)."""
+        return cls("", None, f"a binary frame of {size} bytes; turns are JSON text frames",
+                   now_ms())
+
+    @property
+    def sent(self) -> JSONObject:
+        """The keys of the message, for its turn's echo (none for a message that is not
+        an object)."""
+        return dict(self.value) if isinstance(self.value, dict) else {}
+
+
+def now_ms() -> int:
+    """Milliseconds since the epoch."""
+    return int(time.time() * 1000)
+
+
+@dataclass
+class Seating:
+    """A client's side of the game it plays: what its seat transport keeps."""
+
+    game_id: int
+    view: JSONObject | None = None
+    """The state (the game's view) it was last sent."""
+    to_move: bool = False
+    """Whether that state has it to move."""
+    deadline: float | None = None
+    """When its turn runs out (``time.monotonic``): set when a state gives it the move, and
+    not moved by invalid turns (the clock runs from the last valid update)."""
+    inbox: collections.deque[Received] = field(default_factory=collections.deque)
+    """Turns sent while it was to move, for the runner to judge in order."""
+    early: collections.deque[Received] = field(default_factory=collections.deque)
+    """Messages sent while it was not to move: answered invalid at once, and counted as a
+    fault at its next turn."""
+    judging: Received | None = None
+    """The message the runner was last given (an Error is about it)."""
+    finished: bool = False
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def take(self, message: Received, answer: Callable[[Received], None]) -> None:
+        """A message came from the client.
+
+        While the client is to move it is kept for the runner; otherwise ``answer`` tells
+        the client at once that it was invalid, and it is kept to count as a fault at the
+        client's next turn (as Battlebot counted messages out of turn).  Before the game's
+        first state, and after its end, a message is no turn at all.
+        """
+        if self.finished or self.view is None:
+            return
+        if self.to_move:
+            self.inbox.append(message)
+        else:
+            answer(message)
+            message.answered = True
+            self.early.append(message)
+        self.arrived.set()
+
+    def moved_on(self, view: JSONObject, to_move: bool, limit: float,
+                 answer: Callable[[Received], None]) -> None:
+        """The client was shown a new state (``to_move``: it has the move, with ``limit``
+        seconds from now).  Turns it sent after the one just played came out of turn."""
+        self.view = view
+        self.to_move = to_move
+        self.deadline = time.monotonic() + limit if to_move else None
+        if not to_move:
+            while self.inbox:
+                message = self.inbox.popleft()
+                answer(message)
+                message.answered = True
+                self.early.append(message)
+
+
+async def next_turn(seating: Seating, closed: asyncio.Event, limit: float,
+                    name: str) -> CallResult:
+    """The client's next turn, for the runner: a message it sent out of turn (a fault,
+    answered already), or the next it sends while to move, within the turn's deadline
+    (``limit`` seconds, from the last valid update).  ``closed`` is set when the client's
+    connection is gone; ``name`` is the bot's, for messages.
+    """
+    started = time.monotonic()
+    seating.judging = None  # an Error is about this turn's message, if any
+    if seating.deadline is None:
+        seating.deadline = started + limit
+    if seating.early:
+        message = seating.judging = seating.early.popleft()
+        return _fault(message, FaultKind.ILLEGAL_MOVE,
+                      "sent a turn while it was not its turn: "
+                      f"{excerpt(message.text or message.problem or '')}")
+    while not seating.inbox:
+        remaining = seating.deadline - time.monotonic()
+        if closed.is_set():
+            return gone(name)
+        if remaining <= 0:
+            return CallResult(NOTHING_SENT, fault=Fault(
+                FaultKind.TIMEOUT, f"no valid turn within {limit:g} s of the last valid "
+                                   "update (invalid turns do not restart the clock)"),
+                              latency=time.monotonic() - started)
+        seating.arrived.clear()
+        waits = [asyncio.ensure_future(seating.arrived.wait()),
+                 asyncio.ensure_future(closed.wait())]
+        try:
+            await asyncio.wait(waits, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiting in waits:
+                waiting.cancel()
+    message = seating.judging = seating.inbox.popleft()
+    latency = time.monotonic() - started
+    if message.problem is not None:
+        return _fault(message, FaultKind.MALFORMED_REPLY, message.problem, latency)
+    return CallResult(NOTHING_SENT, result=message.value, reply=message.text.encode("utf-8"),
+                      latency=latency)
+
+
+def _fault(message: Received, kind: FaultKind, why: str, latency: float = 0.0) -> CallResult:
+    return CallResult(NOTHING_SENT, fault=Fault(kind, why),
+                      reply=message.text.encode("utf-8"), latency=latency)
+
+
+def gone(name: str) -> CallResult:
+    """The fault of a client whose connection is gone."""
+    return CallResult(NOTHING_SENT, fault=Fault(FaultKind.UNREACHABLE, f"{name} disconnected"))
