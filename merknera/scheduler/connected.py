@@ -9,9 +9,11 @@ that finds such a connection gone (a restart) ends the game without a result.
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 
+from merknera.botclient import CallResult
 from merknera.games import CHANCE, JSON, Seat
 from merknera.scheduler.arena import Arena
 from merknera.scheduler.play import Play
@@ -67,6 +69,26 @@ class ConnectedSeats:
         before the seat is asked again (it only queues a message)."""
         await self._arena.seats.tell(self._current(play, seat), play.game, call,
                                      self._arena.config.notify_timeout)
+
+    async def race(self, mover: Seat, asking: Awaitable[CallResult]) -> CallResult | Seat:
+        """The mover's answer, or the other connected seat whose client left first (the
+        call to the mover is then given up)."""
+        watched = {seat: left for seat, bot in self._bots.items() if seat != mover
+                   and (left := self._arena.seats.of(bot).departure(bot, self._game_id))}
+        if not watched:
+            return await asking
+        answer = asyncio.ensure_future(asking)
+        waits = {asyncio.ensure_future(left.wait()): seat for seat, left in watched.items()}
+        try:
+            done, _ = await asyncio.wait([answer, *waits], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiting in waits:
+                waiting.cancel()
+        if answer in done:
+            return answer.result()
+        answer.cancel()
+        await asyncio.gather(answer, return_exceptions=True)
+        return min(seat for waiting, seat in waits.items() if waiting in done)
 
     def release(self) -> None:
         """The runner is done: let every client go that the game still holds."""

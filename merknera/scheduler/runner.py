@@ -352,8 +352,14 @@ class GameRunner:
                 FaultKind.UNREACHABLE, f"{ping} before its first move got no answer"))
         bot = self._bot(play, seat)
         call = SeatCall(self._game_id, game.calls.move, game.next_move_params(play.state, seat))
-        reply = await self._asking(lambda: arena.seats.ask(bot, game, call,
-                                                           play.rules.move_timeout))
+        asking = self._asking(lambda: arena.seats.ask(bot, game, call, play.rules.move_timeout))
+        answer = await (self._connected.race(seat, asking) if self._connected else asking)
+        if not isinstance(answer, CallResult):
+            # Another seat's client left while this one was to move: it loses at once,
+            # as on Battlebot, rather than at its next turn.
+            return await self._settle(play, answer, None, Faulted(
+                FaultKind.UNREACHABLE, "its client disconnected while another player was to move"))
+        reply = answer
         if reply.status is not None:
             arena.presence.heard(bot.id)
         if reply.fault is not None:

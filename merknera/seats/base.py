@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -72,6 +73,11 @@ class Transport(ABC):
         """Whether a game that began can go on with the bot: a connected client's game
         cannot on another connection (after a restart, its socket is gone)."""
         return True
+
+    def departure(self, bot: Bot, game_id: int) -> asyncio.Event | None:
+        """An event set when the bot's client leaves the game (a connected client's
+        connection closing); None for a bot that is called, which never leaves."""
+        return None
 
     def release(self, bot: Bot, game_id: int) -> None:
         """The game's runner is done with the bot, however the game ended or stopped (a

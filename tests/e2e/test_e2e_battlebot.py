@@ -412,3 +412,40 @@ async def test_a_game_cancelled_while_waiting_for_its_client_does_not_keep_it(
         "SELECT games.id FROM games JOIN seats ON seats.game_id = games.id JOIN bots ON "
         "bots.id = seats.bot_id WHERE bots.name = 'late' AND games.reason = 'NORMAL'")
     assert len(played) == 1 and played[0]["id"] > game_id
+
+
+async def test_a_client_that_leaves_while_the_other_is_to_move_loses_at_once(
+        e2e: E2E) -> None:
+    # The mover never moves: were the leaver's departure noticed only at its next turn,
+    # the mover would lose on time first, and the client that left would win.
+    url = await start_listener(e2e, battlebot_match_wait="60",
+                               battlebot_graphql_turn_limit="3")
+    async with e2e.session.post(f"{url}/graphql", json={"query": (
+            'mutation { registerBot(gameType: NOUGHTS_AND_CROSSES, name: "leaver", '
+            'owner: "o") { password } }')}) as registered:
+        password = (await registered.json())["data"]["registerBot"]["password"]
+    mover = await start_client(e2e, url, "stayer", era="c", behaviour="silent")
+    await _first_line(mover)  # registered; it logs in next
+
+    async def logged_in() -> tuple[bool | None, str]:
+        rows = e2e.read_db("SELECT status FROM bots WHERE name = 'stayer'")
+        return (True if rows and rows[0]["status"] == "ONLINE" else None), f"{rows}"
+
+    await e2e.wait_until("the mover's login", logged_in)
+    async with e2e.session.ws_connect(url) as ws:
+        await ws.send_json({"name": "leaver", "password": password,
+                            "gameType": "NOUGHTS_AND_CROSSES"})
+        assert (await ws.receive_json(timeout=30))["authentication"] == "OK"
+        first = await ws.receive_json(timeout=30)
+        assert first["state"]["waitingFor"] == ["stayer"]  # the earlier connection moves
+
+    async def ended() -> tuple[list[Any] | None, str]:
+        rows = e2e.read_db("SELECT reason, detail FROM games WHERE status = 'FINISHED'")
+        return ([tuple(row) for row in rows] or None), "no finished game"
+
+    [(reason, detail)] = await e2e.wait_until("the game's end", ended)
+    assert reason == "UNREACHABLE" and "leaver" in detail, detail
+    results = {row["name"]: row["result"] for row in e2e.read_db(
+        "SELECT bots.name, seats.result FROM seats JOIN bots ON bots.id = seats.bot_id")}
+    assert results == {"stayer": "WIN", "leaver": "LOSS"}
+    await e2e.processes.stop(mover)

@@ -16,6 +16,8 @@ did (research a.6):
 
 from __future__ import annotations
 
+import asyncio
+
 from merknera.botclient import CallResult, Fault
 from merknera.config import Config
 from merknera.games import AnyGame, JSONObject
@@ -55,6 +57,14 @@ class BattlebotTransport(Transport):
 
     def holds(self, bot: Bot, game_id: int) -> bool:
         return self._client(bot, game_id) is not None
+
+    def departure(self, bot: Bot, game_id: int) -> asyncio.Event | None:
+        client = self._client(bot, game_id)
+        if client is not None:
+            return client.connection.closed
+        left = asyncio.Event()  # a game under way that holds no client for it: it left
+        left.set()
+        return left
 
     def release(self, bot: Bot, game_id: int) -> None:
         client = self._client(bot, game_id)
