@@ -19,7 +19,8 @@ import asyncio
 import logging
 import secrets
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
+from typing import Any
 
 from merknera.gateways.battlebot.clients import Client, Hub
 from merknera.gateways.battlebot.records import contest_meetings
@@ -55,8 +56,7 @@ class Lobby:
         if client.contest is None:
             self._spawn(self._fall_back(client))
 
-    def _spawn(self, work: asyncio.Future[None] | asyncio.Task[None] | object) -> None:
-        assert asyncio.iscoroutine(work)
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
