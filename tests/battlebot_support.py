@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -13,19 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from tests.e2e.harness import E2E, REPO, Child
+from tests.support import free_port
 
 CLIENT = str(REPO / "tests" / "battlebot_client.py")
 
 CLIENT_PATIENCE = 90.0
 """Seconds a client process may run before the test gives up on it (a safety net)."""
-
-
-def free_port() -> int:
-    """A TCP port that was free a moment ago (the listener needs a number: 0 is off)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @dataclass
@@ -100,7 +92,8 @@ async def run_clients(e2e: E2E, url: str,
 
 
 async def start_listener(e2e: E2E, **options: str) -> str:
-    """The platform with its Battlebot listener on a free port; the listener's URL."""
+    """The platform with its Battlebot listener on a free port (a number: 0 is off); the
+    listener's URL."""
     port = free_port()
     await e2e.start_platform(None, battlebot_port=str(port), **options)
     return f"http://127.0.0.1:{port}"

@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import inspect
 import json
+import socket
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeAlias
 
@@ -78,6 +79,14 @@ class Arena:
 
 Reply: TypeAlias = "Callable[[dict[str, Any], Any], Awaitable[web.StreamResponse | JSON]]"
 """A scripted NextMove: (params, request id) -> a result, or a whole raw HTTP response."""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago (nobody listens on it)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
 
 
 def first_empty(params: dict[str, Any]) -> int:

@@ -6,7 +6,6 @@ import asyncio
 import dataclasses
 import gzip
 import json
-import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
@@ -16,6 +15,7 @@ from merknera.botclient import BotClient
 from merknera.config import Config
 from merknera.protocol.excerpt import EXCERPT
 from merknera.protocol.faults import FaultKind
+from tests.support import free_port
 
 Script = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -240,13 +240,6 @@ async def test_a_retried_call_carries_a_new_signature(
         assert replays.first_time(signed, timestamp, now=int(stamp))
 
 
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
 @pytest.mark.parametrize(("endpoint", "networks", "kind", "words"), [
     ("http://127.0.0.1:{closed}/private?key=hunter2", None, FaultKind.UNREACHABLE,
      "cannot connect: Connection refused"),
@@ -261,7 +254,7 @@ async def test_fault_messages_never_name_the_endpoint(
         config: Config, endpoint: str, networks: tuple[str, ...] | None, kind: FaultKind,
         words: str) -> None:
     """Fault messages are public once a game is over; the bot list hides endpoints."""
-    port = closed_port()
+    port = free_port()
     endpoint = endpoint.format(closed=port)
     if networks is not None:
         config = dataclasses.replace(config, allowed_networks=networks)

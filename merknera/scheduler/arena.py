@@ -93,6 +93,11 @@ class Arena:
     stored; unlike the event bus, they never miss one."""
     _hook_tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
+    def latest(self, bot: Bot) -> Bot:
+        """The bot's latest registration (endpoint, secret), or the record given if it is
+        no longer current."""
+        return self.presence.bot(bot.id) or bot
+
     def after_game(self, finished: GameFinished) -> None:
         """Run the finish hooks for a game."""
         for hook in self.finish_hooks:

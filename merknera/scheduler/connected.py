@@ -59,7 +59,7 @@ class ConnectedSeats:
         wire = None if mover is None else game.move_to_wire(move)
         stamp = int(time.time() * 1000)
         for seat in sorted(self._bots):
-            bot = self._current(play, seat)
+            bot = self._arena.latest(self._bots[seat])
             seen = Witnessed(self._game_id, game.next_move_params(play.state, seat),
                              None if mover == CHANCE else mover, wire, sent, stamp)
             await self._arena.seats.of(bot).witness(bot, game, seen)
@@ -67,7 +67,7 @@ class ConnectedSeats:
     async def tell(self, play: Play, seat: Seat, call: SeatCall) -> None:
         """A call whose reply is ignored, to a connected seat: in line, so that it comes
         before the seat is asked again (it only queues a message)."""
-        await self._arena.seats.tell(self._current(play, seat), play.game, call,
+        await self._arena.seats.tell(self._arena.latest(self._bots[seat]), play.game, call,
                                      self._arena.config.notify_timeout)
 
     async def race(self, mover: Seat, asking: Awaitable[CallResult]) -> CallResult | Seat:
@@ -94,6 +94,3 @@ class ConnectedSeats:
         """The runner is done: let every client go that the game still holds."""
         for bot in self._bots.values():
             self._arena.seats.of(bot).release(bot, self._game_id)
-
-    def _current(self, play: Play, seat: Seat) -> Bot:
-        return self._arena.presence.bot(play.bot_id(seat)) or self._bots[seat]

@@ -470,7 +470,7 @@ class GameRunner:
 
     def _bot(self, play: Play, seat: Seat) -> Bot:
         """The seat's bot with its latest endpoint and secret."""
-        return self._arena.presence.bot(play.bot_id(seat)) or play.bots[seat]
+        return self._arena.latest(play.bots[seat])
 
     async def _acquire(self) -> None:
         if not self._holding_slot:

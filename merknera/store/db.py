@@ -295,15 +295,13 @@ async def _migrate(conn: aiosqlite.Connection, path: str) -> None:
                     raise sqlite3.IntegrityError(
                         f"{len(broken)} rows refer to rows that are gone, e.g. {tuple(broken[0])}")
             await conn.execute(f"PRAGMA user_version = {number}")
+            await conn.execute("COMMIT")
         except sqlite3.Error as exc:
             await conn.execute("ROLLBACK")
             raise StoreError(f"{path}: migration {name} failed: {exc}") from exc
         finally:
-            if rebuilds and not conn.in_transaction:
+            if rebuilds:  # outside the transaction, where the pragma takes effect
                 await conn.execute("PRAGMA foreign_keys = ON")
-        await conn.execute("COMMIT")
-        if rebuilds:
-            await conn.execute("PRAGMA foreign_keys = ON")
 
 
 def _split(sql: str) -> Iterable[str]:

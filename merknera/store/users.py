@@ -69,9 +69,7 @@ async def create_user(db: Database, name: str, description: str = "created with 
     def work(conn: sqlite3.Connection) -> User:
         if conn.execute("SELECT 1 FROM users WHERE name = ?", (name,)).fetchone() is not None:
             raise UserExistsError(f'a user named "{name}" exists already')
-        user_id = conn.execute("INSERT INTO users (name, created_at) VALUES (?, ?)",
-                               (name, stamp)).lastrowid
-        assert user_id is not None
+        user_id = insert_user(conn, name, stamp)
         _insert_token(conn, user_id, token, description, stamp)
         return User(user_id, name, stamp)
 
@@ -128,6 +126,14 @@ def by_name(conn: sqlite3.Connection, name: str) -> User | None:
     """The user with that name, or None (inside a transaction)."""
     row = conn.execute("SELECT * FROM users WHERE name = ?", (name,)).fetchone()
     return None if row is None else _user(row)
+
+
+def insert_user(conn: sqlite3.Connection, name: str, stamp: str) -> int:
+    """Add a user without a token (inside a write transaction); returns its id."""
+    user_id = conn.execute("INSERT INTO users (name, created_at) VALUES (?, ?)",
+                           (name, stamp)).lastrowid
+    assert user_id is not None
+    return user_id
 
 
 def has_tokens(conn: sqlite3.Connection, user_id: int) -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +12,7 @@ from aiohttp.test_utils import TestServer
 from pytest_aiohttp import AiohttpServer
 
 from bots.launcher import RegisterResult, RegistrationError, platform_rpc_url, register
+from tests.support import free_port
 
 GREETING = "Hello, tester (version: 1.0.0), good luck with Tic-Tac-Toe!"
 SECRET = "ab" * 32
@@ -158,15 +158,8 @@ async def test_bad_replies_raise_a_clear_error(aiohttp_server: AiohttpServer, re
     assert expected.format(port=server.port) in str(caught.value)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 async def test_retries_until_the_platform_listens(aiohttp_server: AiohttpServer) -> None:
-    port = _free_port()
+    port = free_port()
     seen: list[dict[str, Any]] = []
 
     async def start_late() -> TestServer:
@@ -183,7 +176,7 @@ async def test_retries_until_the_platform_listens(aiohttp_server: AiohttpServer)
 
 
 async def test_gives_up_on_an_unreachable_platform() -> None:
-    port = _free_port()
+    port = free_port()
     with pytest.raises(RegistrationError, match="cannot reach the platform"):
         await register(f"http://127.0.0.1:{port}", token="t", botname="b", botversion="1",
                        game="TICTACTOE", rpcendpoint="http://127.0.0.1:1/rpc", retry_for=0.2)

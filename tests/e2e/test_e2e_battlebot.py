@@ -260,14 +260,7 @@ async def test_a_tournament_seats_a_connected_client(e2e: E2E) -> None:
     await e2e.wait_all_finished(2)  # their registration round robin
     registered = await finish(await start_client(e2e, url, "climber", era="a",
                                                  extra=["--login-only"]), "climber")
-    bots = {b["name"]: b["id"] for b in (await e2e.get("/api/bots?game=NOUGHTSANDCROSSES"))[
-        "bots"]}
-    async with e2e.session.post(
-            f"{e2e.url}/api/admin/tournaments",
-            headers={"Authorization": "Bearer e2e-admin-token"},
-            json={"game": "NOUGHTSANDCROSSES", "format": "round-robin", "rounds": 1,
-                  "bots": sorted(bots.values())}) as made:
-        assert made.status == 201, await made.text()
+    await _round_robin_of_every_bot(e2e)
     # It connects for a game at a time, as Battlebot's clients do.
     run = await finish(await start_client(e2e, url, "climber", era="a",
                                           secret=registered.secret,
@@ -298,13 +291,7 @@ async def test_a_game_whose_clients_were_cut_off_by_a_stop_ends_without_a_result
     for name, behaviour in (("steady", "normal"), ("sleepy", "slow")):
         await start_client(e2e, url, name, era="a", behaviour=behaviour,
                            extra=["--delay", "30"])
-
-    async def running() -> tuple[int | None, str]:
-        rows = e2e.read_db("SELECT id, status FROM games")
-        found = [row["id"] for row in rows if row["status"] == "RUNNING"]
-        return (found[0] if found else None), f"{[tuple(row) for row in rows]}"
-
-    game_id = await e2e.wait_until("a running game", running)
+    game_id = await _running_game(e2e)
     if stop == "SIGKILL":
         await e2e.kill_platform()
     else:
@@ -331,13 +318,7 @@ async def test_a_game_ended_elsewhere_lets_its_client_go(e2e: E2E) -> None:
     await e2e.start_bot("perfect", "Victim", token, module="bots.noughtsandcrosses")
     stuck = await start_client(e2e, url, "stuck", era="a", behaviour="slow",
                                extra=["--delay", "15"])
-
-    async def running() -> tuple[int | None, str]:
-        rows = e2e.read_db("SELECT id, status FROM games")
-        found = [row["id"] for row in rows if row["status"] == "RUNNING"]
-        return (found[0] if found else None), f"{[tuple(row) for row in rows]}"
-
-    game_id = await e2e.wait_until("a running game", running)
+    game_id = await _running_game(e2e)
     # A new version of the opponent ends the game without a result...
     await e2e.start_bot("perfect", "Victim", token, module="bots.noughtsandcrosses",
                         version="2.0.0")
@@ -384,14 +365,7 @@ async def test_a_game_cancelled_while_waiting_for_its_client_does_not_keep_it(
     await e2e.start_bot("perfect", "Host", token, module="bots.noughtsandcrosses")
     late = await finish(await start_client(e2e, url, "late", era="a",
                                            extra=["--login-only"]), "late")
-    bots = {b["name"]: b["id"] for b in (await e2e.get("/api/bots?game=NOUGHTSANDCROSSES"))[
-        "bots"]}
-    async with e2e.session.post(
-            f"{e2e.url}/api/admin/tournaments",
-            headers={"Authorization": "Bearer e2e-admin-token"},
-            json={"game": "NOUGHTSANDCROSSES", "format": "round-robin", "rounds": 1,
-                  "bots": sorted(bots.values())}) as made:
-        assert made.status == 201, await made.text()
+    await _round_robin_of_every_bot(e2e)
 
     # The tournament's game waits for the client's connection; a new version of its
     # opponent ends it meanwhile (its runner is cancelled while it waits).
@@ -449,3 +423,26 @@ async def test_a_client_that_leaves_while_the_other_is_to_move_loses_at_once(
         "SELECT bots.name, seats.result FROM seats JOIN bots ON bots.id = seats.bot_id")}
     assert results == {"stayer": "WIN", "leaver": "LOSS"}
     await e2e.processes.stop(mover)
+
+
+async def _round_robin_of_every_bot(e2e: E2E) -> None:
+    """A tournament (round robin, one cycle) of every noughts-and-crosses bot, made through
+    the admin API."""
+    bots = (await e2e.get("/api/bots?game=NOUGHTSANDCROSSES"))["bots"]
+    async with e2e.session.post(
+            f"{e2e.url}/api/admin/tournaments",
+            headers={"Authorization": "Bearer e2e-admin-token"},
+            json={"game": "NOUGHTSANDCROSSES", "format": "round-robin", "rounds": 1,
+                  "bots": sorted(bot["id"] for bot in bots)}) as made:
+        assert made.status == 201, await made.text()
+
+
+async def _running_game(e2e: E2E) -> int:
+    """The id of the first game being played, once there is one."""
+    async def running() -> tuple[int | None, str]:
+        rows = e2e.read_db("SELECT id, status FROM games")
+        found = [row["id"] for row in rows if row["status"] == "RUNNING"]
+        return (found[0] if found else None), f"{[tuple(row) for row in rows]}"
+
+    found: int = await e2e.wait_until("a running game", running)
+    return found

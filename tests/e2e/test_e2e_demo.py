@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from merknera.demo import DEMO_BOTS, DEMO_GAMES
-from tests.battlebot_support import free_port
 from tests.e2e.harness import E2E, PATIENCE, PlatformProcess
+from tests.support import free_port
 
 RUNNING = re.compile(r"^Merknera is running at (http://\S+) \(database (.*)\)$")
 GAME_LINE = re.compile(r"^game +(\d+) ")

@@ -107,10 +107,7 @@ def _owner(conn: sqlite3.Connection, owner: str, limit: int) -> int:
     """The id of the tokenless user of the owner ``owner``, made if there is none."""
     user = users.by_name(conn, owner + OWNER_SUFFIX)
     if user is None:
-        cursor = conn.execute("INSERT INTO users (name, created_at) VALUES (?, ?)",
-                              (owner + OWNER_SUFFIX, now()))
-        assert cursor.lastrowid is not None
-        return cursor.lastrowid
+        return users.insert_user(conn, owner + OWNER_SUFFIX, now())
     if users.has_tokens(conn, user.id):
         # An account was made with the name (by an admin, who may name users anything).
         raise RegistrationRefusedError(

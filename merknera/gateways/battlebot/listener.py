@@ -72,12 +72,7 @@ class BattlebotListener:
         app.router.add_get("/games/{game}", self._games)
         app.router.add_get("/games/{game}/contests/{contest}", self._contest)
         app.router.add_get("/games/{game}/{id}", self._game)
-        app.on_shutdown.append(self._close_clients)
         return app
-
-    async def _close_clients(self, app: web.Application) -> None:
-        for client in self._hub.clients():
-            client.connection.close(1001)
 
     # -- HTTP -----------------------------------------------------------------------------
 

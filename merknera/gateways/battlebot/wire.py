@@ -32,14 +32,6 @@ class Era(enum.Enum):
         """The platform's protocol of the era's bots."""
         return self.value
 
-    @classmethod
-    def of(cls, protocol: BotProtocol) -> Era:
-        """The era of a Battlebot bot's protocol.
-
-        :raises ValueError: for a protocol that is not Battlebot's.
-        """
-        return cls(protocol)
-
 
 @dataclass(frozen=True)
 class BattlebotGame:
@@ -65,17 +57,6 @@ GAMES = (BattlebotGame("NOUGHTSANDCROSSES", "noughtsandcrosses", "NOUGHTS_AND_CR
 def game_named(name: str, era: Era) -> BattlebotGame | None:
     """The game a client of ``era`` names so (exactly, as Battlebot's server matched it)."""
     return next((game for game in GAMES if game.name_in(era) == name), None)
-
-
-def game_of(mnemonic: str) -> BattlebotGame:
-    """The Battlebot game of a platform mnemonic.
-
-    :raises KeyError: for a game Battlebot's clients do not play.
-    """
-    for game in GAMES:
-        if game.mnemonic == mnemonic:
-            return game
-    raise KeyError(mnemonic)
 
 
 # -- credentials ------------------------------------------------------------------------------
