@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import ssl
 from collections.abc import AsyncIterator
 
 from aiohttp import web
@@ -14,6 +15,9 @@ from merknera.config import Config
 from merknera.events import EventBus
 from merknera.games import AnyGame
 from merknera.gateways.battlebot import BattlebotGateway
+from merknera.gateways.hexagons import HexagonsGateway
+from merknera.gateways.kalaha import KalahaGateway
+from merknera.gateways.tables import Tables
 from merknera.guard import GUARD_KEY, Guard, limits
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.rpc import RpcService
@@ -27,6 +31,7 @@ from merknera.scheduler.registration import Registrar
 from merknera.scheduler.slots import Slots
 from merknera.scheduler.tournaments import Director
 from merknera.seats import JsonRpcTransport, Seats, SquelchRestTransport
+from merknera.seats.polled import PolledTransport
 from merknera.store import Database, ratings
 from merknera.web import admin, api, live, openapi, pages, replay, site
 
@@ -52,6 +57,14 @@ class Platform:
         self.tournaments: Director
         self.battlebot = BattlebotGateway(config)
         """Battlebot's WebSocket clients (served when ``battlebot_port`` is set)."""
+        self.guests = PolledTransport()
+        """The seats of guests and people: clients that poll (hexagons players, Kalaha
+        boards, people in the browser)."""
+        self.hexagons = HexagonsGateway()
+        """The MebiPenny hexagons clients (served when ``hexagons_port`` is set)."""
+        self.kalaha = KalahaGateway()
+        """The Kalaha board API (served when ``kalaha_port`` is set)."""
+        self._tables: Tables | None = None
         self._db: Database | None = None
         self._client: BotClient | None = None
         self._scheduler: Scheduler | None = None
@@ -107,7 +120,8 @@ class Platform:
         seats = Seats({BotProtocol.JSONRPC: JsonRpcTransport(self._client),
                        BotProtocol.SQUELCH_REST: SquelchRestTransport(self._client, self.config),
                        BotProtocol.BATTLEBOT_SALT: self.battlebot.transport,
-                       BotProtocol.BATTLEBOT_GRAPHQL: self.battlebot.transport})
+                       BotProtocol.BATTLEBOT_GRAPHQL: self.battlebot.transport,
+                       BotProtocol.GUEST: self.guests})
         presence = Presence(self.config, self._db, seats, self.events)
         readiness = Readiness()
         arena = Arena(self.config, self._db, seats, presence, self.events,
@@ -127,10 +141,38 @@ class Platform:
         self.discipline = Discipline(self._scheduler)
         self.tournaments = Director(self._scheduler)
         self.battlebot.start(self._scheduler, self.discipline, self.guard)
+        self._tables = Tables(self._scheduler, self.guests)
+        self.hexagons.start(self._tables, self.guard)
+        self.kalaha.start(self._tables, self.guard)
         await presence.start()
         await self._scheduler.start()
         self.tournaments.start()
         self.ladder.start()
+
+    @property
+    def tables(self) -> Tables:
+        """The games started for guests and people (the hexagons and Kalaha gateways',
+        and the browser's)."""
+        assert self._tables is not None, "the platform is not started"
+        return self._tables
+
+    def listeners(self) -> dict[str, tuple[web.Application, ssl.SSLContext | None]]:
+        """The gateways' applications (after :meth:`start`) and TLS contexts, by the key
+        of their port in the config (those whose port is set)."""
+        apps: dict[str, tuple[web.Application, ssl.SSLContext | None]] = {}
+        if self.config.battlebot_port:
+            apps["battlebot_port"] = (self.battlebot.app(), self.battlebot.tls())
+        if self.config.hexagons_port:
+            apps["hexagons_port"] = (self.hexagons.app(), None)
+        if self.config.kalaha_port:
+            apps["kalaha_port"] = (self.kalaha.app(), None)
+        return apps
+
+    async def _stop_gateways(self) -> None:
+        await self.battlebot.stop()
+        await self.hexagons.stop()
+        if self._tables is not None:
+            await self._tables.stop()
 
     async def stop_games(self) -> None:
         """Stop making games and cancel every runner (their games resume at the next
@@ -139,7 +181,7 @@ class Platform:
         if self._scheduler is not None:
             await self.ladder.stop()
             await self.tournaments.stop()
-            await self.battlebot.stop()
+            await self._stop_gateways()
             await self._scheduler.stop()
 
     async def stop(self) -> None:
@@ -149,7 +191,7 @@ class Platform:
         if scheduler is not None:
             await self.ladder.stop()
             await self.tournaments.stop()
-            await self.battlebot.stop()
+            await self._stop_gateways()
         try:
             if scheduler is not None:
                 try:

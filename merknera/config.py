@@ -173,6 +173,29 @@ class Config:
     """Largest message a Battlebot client may send, in bytes; a larger one closes the
     connection (1009)."""
 
+    hexagons_port: int = 0
+    """Port of the hexagons listener: the MebiPenny 2011 hexagons server's API at its root,
+    for its clients (0 = no listener)."""
+    hexagons_turn_limit: float = 30.0
+    """Seconds a hexagons player has for each move once it holds the turn token (the
+    original's 30 s); a player that takes longer is disqualified."""
+    hexagons_match_wait: float = 5.0
+    """Seconds a client alone in ``GET /match``'s queue waits before it is given a game
+    with an online Hexagons bot of another protocol."""
+    hexagons_join_wait: float = 120.0
+    """Seconds a hexagons game waits for its players to join before it is dropped."""
+    kalaha_port: int = 0
+    """Port of the Kalaha listener: the Kalaha board API (``/api/boards``), with CORS for
+    any origin (0 = no listener)."""
+    person_turn_limit: float = 300.0
+    """Seconds a person (a Kalaha board's player, a game in the browser) has for each
+    move; one who takes longer loses on time."""
+    max_open_games_per_client: int = 16
+    """Games one client address may have open at once at the gateways whose clients have
+    no accounts (hexagons games, Kalaha boards, games in the browser)."""
+    max_open_games: int = 1000
+    """Such games open at once in all (the address holding the most gives one up)."""
+
     log_level: str = "INFO"
     """Logging level of the platform process."""
 
@@ -274,7 +297,8 @@ def _validate(config: Config) -> Config:
             raise ConfigError(f"{key} = {getattr(config, key)!r}: {why}")
 
     need(0 <= config.port <= 65535, "port", "must be between 0 and 65535")
-    need(0 <= config.battlebot_port <= 65535, "battlebot_port", "must be between 0 and 65535")
+    for key in ("battlebot_port", "hexagons_port", "kalaha_port"):
+        need(0 <= getattr(config, key) <= 65535, key, "must be between 0 and 65535")
     need(bool(config.battlebot_tls_cert) == bool(config.battlebot_tls_key),
          "battlebot_tls_cert", "needs battlebot_tls_key, and the key the certificate")
     need(config.battlebot_max_message >= 1024, "battlebot_max_message", "must be at least 1024")
@@ -282,6 +306,8 @@ def _validate(config: Config) -> Config:
                 "announce_timeout", "rest_call_timeout", "battlebot_match_wait",
                 "battlebot_salt_turn_limit", "battlebot_graphql_turn_limit",
                 "battlebot_login_timeout", "battlebot_first_message_wait",
+                "hexagons_turn_limit", "hexagons_match_wait", "hexagons_join_wait",
+                "person_turn_limit",
                 "ping_interval", "offline_retry_min", "offline_retry_max"):
         need(getattr(config, key) > 0, key, "must be greater than 0")
     need(config.offline_grace >= 0, "offline_grace", "must not be negative")
@@ -297,7 +323,8 @@ def _validate(config: Config) -> Config:
     need(0 <= config.fault_share <= 1, "fault_share", "must be between 0 and 1")
     need(config.max_games_per_owner >= 0, "max_games_per_owner",
          "must not be negative (0 = a quarter of concurrency)")
-    for key in ("registration_burst", "max_bots_per_user", "max_connections",
+    for key in ("max_open_games_per_client", "max_open_games",
+                "registration_burst", "max_bots_per_user", "max_connections",
                 "max_connections_per_client", "max_streams_per_client", "request_burst",
                 "auth_failure_burst"):
         need(getattr(config, key) >= 1, key, "must be at least 1")

@@ -37,40 +37,45 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+LISTENERS = ("battlebot_port", "hexagons_port", "kalaha_port")
+"""The config keys of the gateways' ports (0: no listener)."""
+
+
 @asynccontextmanager
 async def running(config: Config) -> AsyncIterator[tuple[Config, Platform]]:
-    """The platform serving HTTP; yields the config with its real port, and the platform."""
+    """The platform serving HTTP; yields the config with its real ports, and the platform."""
     sock = bind(config.host, config.port)
-    gateway_sock = bind(config.host, config.battlebot_port) if config.battlebot_port else None
-    config = dataclasses.replace(config, port=sock.getsockname()[1])
-    if gateway_sock is not None:
-        config = dataclasses.replace(config, battlebot_port=gateway_sock.getsockname()[1])
+    gateway_socks = {key: bind(config.host, getattr(config, key))
+                     for key in LISTENERS if getattr(config, key)}
+    config = dataclasses.replace(config, port=sock.getsockname()[1], **{
+        key: gateway_sock.getsockname()[1] for key, gateway_sock in gateway_socks.items()})
     platform = Platform(config)
-    tls = platform.battlebot.tls()  # before start-up: a bad certificate stops it at once
+    platform.battlebot.tls()  # before start-up: a bad certificate stops it at once
     runner = web.AppRunner(build_app(config, platform), access_log=None, handle_signals=False,
                            shutdown_timeout=2.0, **platform.guard.runner_options())
-    gateway: web.AppRunner | None = None
+    gateways: list[web.AppRunner] = []
     try:
         await runner.setup()
         await platform.guard.site(runner, sock).start()
-        if gateway_sock is not None:
-            # After the platform's start-up (the main application's), which the listener
-            # needs; stopped before it.
-            gateway = web.AppRunner(platform.battlebot.app(), access_log=None,
-                                    handle_signals=False, shutdown_timeout=2.0,
-                                    **platform.guard.runner_options())
+        # After the platform's start-up (the main application's), which the listeners
+        # need; stopped before it.
+        for key, (app, tls) in platform.listeners().items():
+            gateway = web.AppRunner(app, access_log=None, handle_signals=False,
+                                    shutdown_timeout=2.0, **platform.guard.runner_options())
             await gateway.setup()
-            await platform.guard.site(gateway, gateway_sock, ssl_context=tls).start()
+            gateways.append(gateway)
+            await platform.guard.site(gateway, gateway_socks[key], ssl_context=tls).start()
         yield config, platform
     finally:
         try:
-            if gateway is not None:
+            if gateways:
                 await platform.stop_games()
+            for gateway in gateways:
                 await gateway.cleanup()
         finally:
             await runner.cleanup()
             sock.close()
-            if gateway_sock is not None:
+            for gateway_sock in gateway_socks.values():
                 gateway_sock.close()
 
 
@@ -100,5 +105,10 @@ async def serve(config: Config) -> None:
         print(f"Merknera listening on {live.base_url} (database {live.db})", flush=True)
         if live.battlebot_port:
             print(f"Battlebot listener on {battlebot_url(live)}", flush=True)
+        host = f"[{live.host}]" if ":" in live.host else live.host
+        if live.hexagons_port:
+            print(f"Hexagons listener on http://{host}:{live.hexagons_port}", flush=True)
+        if live.kalaha_port:
+            print(f"Kalaha listener on http://{host}:{live.kalaha_port}/api/boards", flush=True)
         await wait_for_signal()
         log.info("stopping")

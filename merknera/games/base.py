@@ -59,7 +59,9 @@ class Termination(enum.Enum):
     UNREACHABLE = "UNREACHABLE"
     """A bot could not be reached at its move, or stayed offline past the grace period."""
     STRIKES = "STRIKES"
-    """A bot made its third faulty reply (malformed, illegal, or an error) and forfeited."""
+    """A bot made its third faulty reply (malformed, illegal, or an error) and forfeited; or
+    it was disqualified for its first, on a protocol whose server did that (the MebiPenny
+    hexagons server)."""
     NOT_READY = "NOT_READY"
     """A bot did not become ready for the game in time and forfeited."""
     SUPERSEDED = "SUPERSEDED"

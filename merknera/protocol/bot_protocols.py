@@ -19,6 +19,10 @@ class BotProtocol(enum.Enum):
     BATTLEBOT_GRAPHQL = "battlebot-graphql"
     """Battlebot's last protocol (research a.10): registered with the GraphQL mutation
     ``registerBot``, a WebSocket client that logs in with its password."""
+    GUEST = "guest"
+    """A client without an account, of a gateway whose seed had none: a MebiPenny hexagons
+    player (seeds/001_*), a Kalaha board's player (seeds/004_*), a person playing in the
+    browser.  It plays only the games its gateway makes for it, never the ladder's."""
 
     @property
     def connects(self) -> bool:
@@ -54,13 +58,16 @@ _GAMES: dict[BotProtocol, frozenset[str] | None] = {
     BotProtocol.SQUELCH_REST: frozenset({"SQUELCH"}),
     BotProtocol.BATTLEBOT_SALT: frozenset({"NOUGHTSANDCROSSES", "NUMBERWANG"}),
     BotProtocol.BATTLEBOT_GRAPHQL: frozenset({"NOUGHTSANDCROSSES", "NUMBERWANG"}),
+    BotProtocol.GUEST: frozenset({"HEXAGONS", "KALAHA", "TICTACTOE"}),
 }
 
-_CONNECTING = frozenset({BotProtocol.BATTLEBOT_SALT, BotProtocol.BATTLEBOT_GRAPHQL})
+_CONNECTING = frozenset({BotProtocol.BATTLEBOT_SALT, BotProtocol.BATTLEBOT_GRAPHQL,
+                         BotProtocol.GUEST})
 
 _TITLES = {
     BotProtocol.JSONRPC: "JSON-RPC",
     BotProtocol.SQUELCH_REST: "the Squelchbot REST API",
     BotProtocol.BATTLEBOT_SALT: "Battlebot's WebSocket protocol (salted login, 2017)",
     BotProtocol.BATTLEBOT_GRAPHQL: "Battlebot's WebSocket protocol (GraphQL registration, 2017)",
+    BotProtocol.GUEST: "a guest without an account (a hexagons player, a Kalaha board, a person)",
 }

@@ -25,6 +25,9 @@ class FaultKind(enum.Enum):
     """The move is not allowed by the rules."""
     NOT_READY = "NOT_READY"
     """The bot was not ready for the game in time."""
+    DISQUALIFIED = "DISQUALIFIED"
+    """A malformed or illegal move on a protocol whose server disqualified a player for its
+    first one (the MebiPenny hexagons server): the game is forfeited at once."""
 
     @property
     def error_code(self) -> int:
@@ -41,4 +44,5 @@ ERROR_CODES: dict[FaultKind, int] = {
     FaultKind.INVALID_MOVE: 6,
     FaultKind.ILLEGAL_MOVE: 7,
     FaultKind.NOT_READY: 8,
+    FaultKind.DISQUALIFIED: 9,
 }

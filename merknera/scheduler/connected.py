@@ -61,7 +61,8 @@ class ConnectedSeats:
         for seat in sorted(self._bots):
             bot = self._arena.latest(self._bots[seat])
             seen = Witnessed(self._game_id, game.next_move_params(play.state, seat),
-                             None if mover == CHANCE else mover, wire, sent, stamp)
+                             None if mover == CHANCE else mover, wire, sent, stamp, seat,
+                             game.to_move(play.state) == seat, play.state)
             await self._arena.seats.of(bot).witness(bot, game, seen)
 
     async def tell(self, play: Play, seat: Seat, call: SeatCall) -> None:

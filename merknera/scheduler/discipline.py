@@ -15,6 +15,7 @@ import sqlite3
 
 from merknera.events import GameFinished
 from merknera.games import Outcome, Termination
+from merknera.protocol.bot_protocols import BotProtocol
 from merknera.scheduler.core import Scheduler
 from merknera.store import bots, games, logs, now, users
 from merknera.store.bots import Bot
@@ -90,6 +91,11 @@ class Discipline:
         if config.fault_share <= 0:
             return
         for bot_id in bot_ids:
+            seated = self._arena.presence.bot(bot_id)
+            if seated is not None and seated.protocol is BotProtocol.GUEST:
+                # A guest plays only games its players start, and a fault of one person
+                # on a board must not shut out the next (the anonymous guest is shared).
+                continue
             marks = await self._arena.db.read(functools.partial(
                 bots.recent_faults, bot_id=bot_id, window=config.fault_window))
             if len(marks) < config.fault_window:

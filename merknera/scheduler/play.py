@@ -30,6 +30,7 @@ STRIKE_FAULTS = frozenset({FaultKind.HTTP_STATUS, FaultKind.MALFORMED_REPLY, Fau
 FORFEIT_FAULTS: dict[FaultKind, Termination] = {
     FaultKind.TIMEOUT: Termination.TIMEOUT,
     FaultKind.UNREACHABLE: Termination.UNREACHABLE,
+    FaultKind.DISQUALIFIED: Termination.STRIKES,
 }
 """Faults that forfeit the game at once (NOT_READY too, with every seat not ready: see
 :meth:`Play.advance`)."""

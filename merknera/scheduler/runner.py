@@ -80,6 +80,7 @@ class GameRunner:
         self._log = MoveLog(arena.db, arena.events, game_id)
         self._holding_slot = False
         self._owners: frozenset[int] = frozenset()  # the game counts against their shares
+        self._needs_slot = True
         self._connected: ConnectedSeats | None = None
         """The seats held by connected clients (set once the seats are known)."""
 
@@ -122,7 +123,13 @@ class GameRunner:
             if seat.bot_id not in known:
                 raise RuntimeError(f"game {record.id} seats bot {seat.bot_id}, which is unknown")
             seated.append(known[seat.bot_id])
-        self._owners = frozenset(bot.user_id for bot in seated)
+        # A place in play bounds the calls the platform makes: seats held by connected
+        # clients cost none (and a guest owner's share would let one stranger's idle
+        # boards starve every other guest), so only called seats' owners count, and a
+        # game of connected seats alone needs no place.
+        called = [bot for bot in seated if not arena.seats.of(bot).witnesses]
+        self._owners = frozenset(bot.user_id for bot in called)
+        self._needs_slot = bool(called)
         connected = self._connected = ConnectedSeats(arena, record.id, seated)
         game = self._arena.games.get(record.game) or get_game(record.game)
         rules = self._arena.config.rules_for(record.game)
@@ -261,7 +268,7 @@ class GameRunner:
                 # Short: the game waits for these, and a bot slow to take them must not
                 # hold it up for long (the replies are ignored anyway).
                 await arena.seats.tell(bot, game, SeatCall(self._game_id, note.call,
-                                                           note.params),
+                                                           note.params, seat),
                                        arena.config.announce_timeout)
 
         await asyncio.gather(*(deliver(seat, mine) for seat, mine in by_seat.items()))
@@ -297,7 +304,7 @@ class GameRunner:
         if game.assets:
             params.update(arena.assets.descriptors(game.mnemonic, arena.config.base_url))
         params.update(game.new_game_params(play.state, seat))
-        call = SeatCall(self._game_id, game.calls.open, params)
+        call = SeatCall(self._game_id, game.calls.open, params, seat)
         reply = await self._asking(lambda: arena.seats.ask(bot, game, call,
                                                            arena.config.notify_timeout))
         if reply.fault is not None and reply.fault.kind is FaultKind.UNREACHABLE:
@@ -351,7 +358,8 @@ class GameRunner:
             return await self._settle(play, seat, None, Faulted(
                 FaultKind.UNREACHABLE, f"{ping} before its first move got no answer"))
         bot = self._bot(play, seat)
-        call = SeatCall(self._game_id, game.calls.move, game.next_move_params(play.state, seat))
+        call = SeatCall(self._game_id, game.calls.move, game.next_move_params(play.state, seat),
+                        seat)
         asking = self._asking(lambda: arena.seats.ask(bot, game, call, play.rules.move_timeout))
         answer = await (self._connected.race(seat, asking) if self._connected else asking)
         if not isinstance(answer, CallResult):
@@ -400,7 +408,7 @@ class GameRunner:
                              self._game_id)
             params: JSONObject = game.error_params(play.state, seat)
             params.update({"message": text, "errorcode": verdict.kind.error_code})
-            await self._tell(play, seat, SeatCall(self._game_id, game.calls.error, params))
+            await self._tell(play, seat, SeatCall(self._game_id, game.calls.error, params, seat))
         return True
 
     # -- the end ------------------------------------------------------------------------------
@@ -432,7 +440,8 @@ class GameRunner:
         for seat in range(play.seats):
             params: JSONObject = {"winner": results[seat] is SeatResult.WIN}
             params.update(game.complete_params(play.state, seat, outcome))
-            await self._tell(play, seat, SeatCall(self._game_id, game.calls.complete, params))
+            await self._tell(play, seat, SeatCall(self._game_id, game.calls.complete, params,
+                                                  seat))
 
     async def _finish_without_play(self, termination: Termination, detail: str) -> None:
         await games.finish(self._arena.db, self._game_id,
@@ -473,7 +482,7 @@ class GameRunner:
         return self._arena.latest(play.bots[seat])
 
     async def _acquire(self) -> None:
-        if not self._holding_slot:
+        if not self._holding_slot and self._needs_slot:
             await self._arena.slots.acquire(self._owners)
             self._holding_slot = True
 

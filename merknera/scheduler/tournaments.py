@@ -63,7 +63,8 @@ def plan_entrants(conn: sqlite3.Connection, game: str, fmt: str, rounds: int,
     if not stored:
         raise ValueError(f'unknown format "{fmt}"; use round-robin or swiss')
     current = {row[0] for row in conn.execute(
-        "SELECT id FROM bots WHERE game = ? AND status IN ('ONLINE', 'OFFLINE')", (game,))}
+        "SELECT id FROM bots WHERE game = ? AND status IN ('ONLINE', 'OFFLINE') "
+        "AND protocol != 'guest'", (game,))}
     chosen = sorted(current) if bot_ids is None else list(dict.fromkeys(bot_ids))
     strangers = [bot_id for bot_id in chosen if bot_id not in current]
     if strangers:

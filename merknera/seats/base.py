@@ -25,6 +25,8 @@ class SeatCall:
     :class:`~merknera.games.Announcement`'s ``call``."""
     params: JSONObject
     """The game's values for the call, without the game id."""
+    seat: Seat | None = None
+    """The seat called (one bot may hold two seats of a game: a hot-seat board's guest)."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,12 @@ class Witnessed:
     """What the mover sent for it (its reply's value), when it was asked."""
     at_ms: int = field(default_factory=lambda: int(time.time() * 1000))
     """When the move was played, in ms since the epoch."""
+    seat: Seat = 0
+    """The seat shown the state."""
+    to_move: bool = False
+    """Whether the seat has the move in it."""
+    state: object = None
+    """The game's state itself, for a gateway that renders it in its own wire."""
 
 
 class Transport(ABC):

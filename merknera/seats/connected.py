@@ -42,6 +42,9 @@ class Received:
     """When it came, in ms since the epoch (the ``time`` of its turn's echo)."""
     answered: bool = False
     """Whether the client was told already that it was invalid (sent out of turn)."""
+    kind: FaultKind = FaultKind.MALFORMED_REPLY
+    """The fault :attr:`problem` is (a gateway that judged the turn itself, as the
+    MebiPenny server did, says :attr:`FaultKind.DISQUALIFIED`)."""
 
     @classmethod
     def text_frame(cls, text: str) -> Received:
@@ -161,7 +164,7 @@ async def next_turn(seating: Seating, closed: asyncio.Event, limit: float,
     message = seating.judging = seating.inbox.popleft()
     latency = time.monotonic() - started
     if message.problem is not None:
-        return _fault(message, FaultKind.MALFORMED_REPLY, message.problem, latency)
+        return _fault(message, message.kind, message.problem, latency)
     return CallResult(NOTHING_SENT, result=message.value, reply=message.text.encode("utf-8"),
                       latency=latency)
 

@@ -152,7 +152,7 @@ def opponents(conn: sqlite3.Connection, game: str, exclude_name: str) -> list[Bo
     """Every other current bot of a game stored as online, by id."""
     cursor = conn.execute(
         f"{_SELECT} WHERE bots.game = ? AND bots.status = 'ONLINE' AND bots.name != ? "
-        "ORDER BY bots.id", (game, exclude_name))
+        "AND bots.protocol != 'guest' ORDER BY bots.id", (game, exclude_name))
     return [bot_from_row(row) for row in cursor]
 
 

@@ -90,19 +90,30 @@ def summarise(outcome: Outcome) -> GameResult:
 def create(conn: sqlite3.Connection, game: str, seed: int, bot_ids: Sequence[int],
            settings: dict[str, JSON] | None = None, *, origin: str = "REGISTRATION",
            tournament_id: int | None = None, round_number: int | None = None,
-           contest: str | None = None) -> int:
-    """A new pending game with its seats in order (inside a write transaction)."""
+           contest: str | None = None, handle: str | None = None, rated: bool = True) -> int:
+    """A new pending game with its seats in order (inside a write transaction).
+
+    ``handle`` is the game's id at a gateway (a hexagons game id, a Kalaha board's UUID);
+    a game with ``rated`` false (an anonymous seat) changes nobody's rating.
+    """
     cursor = conn.execute(
         "INSERT INTO games (game, seed, settings, created_at, origin, tournament_id, round, "
-        "contest) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "contest, handle, rated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (game, seed, json.dumps(settings or {}), now(), origin, tournament_id, round_number,
-         contest))
+         contest, handle, int(rated)))
     game_id = cursor.lastrowid
     assert game_id is not None
     conn.executemany(
         "INSERT INTO seats (game_id, seat, bot_id) VALUES (?, ?, ?)",
         [(game_id, seat, bot_id) for seat, bot_id in enumerate(bot_ids)])
     return game_id
+
+
+def by_handle(conn: sqlite3.Connection, game: str, handle: str) -> int | None:
+    """The id of the game of ``game`` that a gateway knows as ``handle``, if any."""
+    row = conn.execute("SELECT id FROM games WHERE handle = ? AND game = ?",
+                       (handle, game)).fetchone()
+    return None if row is None else int(row[0])
 
 
 async def unfinished(db: Database) -> list[int]:

@@ -29,8 +29,8 @@ from merknera.games.base import Outcome
 from merknera.ratings import DEFAULT, Rating, update
 from merknera.store.db import Database
 
-_RATED = "games.status = 'FINISHED' AND games.outcome != 'NO_RESULT'"
-"""A game with a result: the games that are rated (their seats all have a rank)."""
+_RATED = "games.status = 'FINISHED' AND games.outcome != 'NO_RESULT' AND games.rated = 1"
+"""A rated game: one with a result (its seats all have a rank), and no anonymous seat."""
 _UPSERT = (
     "INSERT INTO ratings (bot_id, game, mu, sigma, rated_games, updated_at) "
     "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (bot_id) DO UPDATE SET game = excluded.game, "
@@ -82,6 +82,9 @@ def rate_in(conn: sqlite3.Connection, game_id: int, outcome: Outcome) -> bool:
     """
     if outcome.ranks is None:
         return False
+    rated = conn.execute("SELECT rated FROM games WHERE id = ?", (game_id,)).fetchone()
+    if rated is not None and not rated[0]:
+        return False  # an anonymous seat: played and kept, but nobody is rated
     row = conn.execute(
         f"SELECT game, finished_at FROM games WHERE id = ? AND {_RATED}", (game_id,)).fetchone()
     if row is None:

@@ -109,7 +109,10 @@ async def leaderboard(db: Database, game: str) -> list[dict[str, Any]]:
     the interval of their band's first row share its number); ``tied_with_next`` says whether
     the next row is in the same band (False on the last row).
     """
-    bots = await list_bots(db, game)
+    # Guests (hexagons players, people) stand on it once a rated game rated them: the
+    # anonymous guest of boards that anyone may move on never is.
+    bots = [bot for bot in await list_bots(db, game)
+            if bot["protocol"] != "guest" or bot["rating"]["rated_games"]]
 
     def rating(bot: dict[str, Any]) -> Rating:
         return Rating(bot["rating"]["mu"], bot["rating"]["sigma"])

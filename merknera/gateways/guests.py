@@ -1,0 +1,82 @@
+"""Guests: the players of gateways whose seeds had no accounts (MebiPenny hexagons players,
+Kalaha boards, people playing in the browser).
+
+A guest is a platform bot of protocol ``guest`` owned by one tokenless user,
+:data:`GUEST_OWNER` (a name no account can take: user names have no parentheses).  A
+player who gives a name plays as the guest bot of that name (made at its first game, one
+version per game: ``bob`` of ``hexagons``), and is rated and ranked like any bot.  The name
+is refused while another owner's bot holds it, or one spelt like it (:mod:`merknera.names`).
+A player who gives none plays as :data:`ANONYMOUS`, whose games rate nobody.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from merknera.names import NameRefusedError, check_bot_name
+from merknera.protocol.bot_protocols import BotProtocol
+from merknera.scheduler.arena import Arena
+from merknera.store import bots, logs, now, users
+from merknera.store.bots import Bot, BotMetadata, BotStatus
+
+GUEST_OWNER = "(guests)"
+"""The user who owns every guest."""
+ANONYMOUS = "anonymous"
+"""The guest of players who give no name (its games are not rated)."""
+
+
+class GuestRefusedError(ValueError):
+    """A name a guest may not play under, and why."""
+
+
+async def guest(arena: Arena, name: str | None, game: str) -> Bot:
+    """The guest bot that plays ``game`` as ``name`` (:data:`ANONYMOUS` for None), made if
+    there is none yet.
+
+    :raises GuestRefusedError: for a name that is not a valid bot name, or that another
+        owner's bot holds (or one spelt like it), or that an admin disabled.
+    """
+    wanted = ANONYMOUS if name is None else name.strip()
+    if name is not None and wanted.casefold() == ANONYMOUS:
+        raise GuestRefusedError(f'the name "{ANONYMOUS}" is kept for players who give none')
+    try:
+        checked = check_bot_name(wanted)
+    except NameRefusedError as exc:
+        raise GuestRefusedError(str(exc)) from None
+    version = game.lower()
+
+    def work(conn: sqlite3.Connection) -> tuple[Bot, bool]:
+        owner = users.by_name(conn, GUEST_OWNER)
+        owner_id = owner.id if owner is not None else users.insert_user(conn, GUEST_OWNER,
+                                                                        now())
+        held = bots.by_name(conn, wanted)
+        others = [bot for bot in held if bot.owner != GUEST_OWNER]
+        if others:
+            raise GuestRefusedError(f'the name "{wanted}" belongs to a bot of '
+                                    f"{others[0].owner}; choose another name")
+        alike = bots.look_alikes(conn, checked)
+        if alike:
+            raise GuestRefusedError(f'the name "{wanted}" is too like "{alike[0].name}", '
+                                    "which plays here already; choose another name")
+        mine = next((bot for bot in held if bot.version == version), None)
+        if mine is not None:
+            if mine.status is BotStatus.DISABLED:
+                raise GuestRefusedError(f'"{wanted}" is disabled by an admin '
+                                        f"({mine.disabled_reason})")
+            return mine, False
+        bot = bots.insert(conn, name=wanted, version=version, game=game, user_id=owner_id,
+                          meta=BotMetadata("", protocol=BotProtocol.GUEST), secret="",
+                          status=BotStatus.OFFLINE)
+        logs.add(conn, bot.id, f"{wanted} joined {game} as a guest (no account): it plays the "
+                               "games it joins at a gateway, or in the browser")
+        return bot, True
+
+    bot, made = await arena.db.transaction(work)
+    if made or arena.presence.bot(bot.id) is None:
+        arena.presence.restored(bot)
+    return bot
+
+
+def is_anonymous(bot: Bot) -> bool:
+    """Whether ``bot`` is the guest of players who gave no name."""
+    return bot.protocol is BotProtocol.GUEST and bot.name == ANONYMOUS

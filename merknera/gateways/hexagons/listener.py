@@ -1,0 +1,261 @@
+"""The hexagons listener: the MebiPenny 2011 hexagons server's HTTP API at its root
+(research c.2), for its clients unchanged.
+
+======================================  ==============================================
+``GET /``                               the games: ``[{"id", "state"}]``
+``POST /`` ``{"rows", "cols"}``         201, ``Location: /<id>`` (403 ``invalid game data``)
+``GET /match``                          201 and ``Location`` once another client (or, after
+                                        ``hexagons_match_wait``, an online bot) is found
+``GET /<id>``                           the Game (the delta since an observer's last, with
+                                        ``X-Observer-Token``)
+``POST /<id>/players`` ``{"name"}``     held until the player's first turn: 200, the Game,
+                                        ``X-Turn-Token`` (410 once the game has two players)
+``POST /<id>/moves``                    with the token, ``[{"row","col"},{"row","col"}]``:
+                                        held until the mover's next turn, then the Game Delta
+                                        since the request and a new token; 403 ``invalid
+                                        move: <why>. disqualified!``; 403 ``invalid/missing
+                                        turn token``; 410 ``game finished``
+``POST /<id>/observers``                ``application/x-multi-json``: the Game, then a delta
+                                        after every change, until the end
+======================================  ==============================================
+
+When the game ends every held request is answered with the final delta and no token.
+Refusals are ``text/plain`` with the original's words.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from merknera.games import JSON, JSONObject
+from merknera.games.hexagons import HexagonsState
+from merknera.gateways.hexagons import wire
+from merknera.gateways.hexagons.rooms import Room, RoomError, Rooms
+from merknera.gateways.hexagons.wire import COMPLETED, MULTI_JSON, RequestRefusedError
+from merknera.guard import Guard
+from merknera.guard.bodies import BodyError
+from merknera.guard.holdings import FullError
+from merknera.guard.throttle import RateLimitedError
+from merknera.protocol.faults import FaultKind
+from merknera.seats.polled import PolledSeat
+
+MAX_BODY = 4096
+"""Largest request body: every request of the API is a few dozen bytes."""
+TURN_TOKEN = "X-Turn-Token"  # noqa: S105 (a header's name)
+OBSERVER_TOKEN = "X-Observer-Token"  # noqa: S105 (a header's name)
+LONGEST_WAIT = 3600.0
+"""A held request's longest wait (the runner ends every game well before: each move has
+``hexagons_turn_limit``)."""
+MAX_DELAY = 5.0
+"""Longest ``delay_time`` a game may ask for, in seconds."""
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class HexagonsListener:
+    """The routes of the hexagons listener."""
+
+    def __init__(self, rooms: Rooms, guard: Guard) -> None:
+        self._rooms = rooms
+        self._game = rooms.game
+        self._guard = guard
+
+    def app(self) -> web.Application:
+        """The aiohttp application to serve on ``hexagons_port``."""
+        app = web.Application(client_max_size=MAX_BODY,
+                              middlewares=[self._guard.middleware, _refusals])
+        app.router.add_get("/", self._list)
+        app.router.add_post("/", self._create)
+        app.router.add_get("/match", self._match)
+        app.router.add_get("/{id}", self._view)
+        app.router.add_post("/{id}/players", self._join)
+        app.router.add_post("/{id}/moves", self._move)
+        app.router.add_post("/{id}/observers", self._observe)
+        return app
+
+    async def _body(self, request: web.Request) -> bytes:
+        try:
+            return await self._guard.read_body(request, MAX_BODY)
+        except BodyError as exc:
+            raise RoomError(exc.status, exc.message) from None
+
+    # -- games ------------------------------------------------------------------------------
+
+    async def _list(self, request: web.Request) -> web.Response:
+        return web.json_response(self._rooms.listing())
+
+    async def _create(self, request: web.Request) -> web.Response:
+        body = await self._body(request)
+        try:
+            size = wire.read_new_game(body)
+        except RequestRefusedError as exc:
+            raise RoomError(403, str(exc)) from None
+        room = self._rooms.create(self._guard.client(request), size.rows, size.cols,
+                                  _delay(body))
+        return _created(room.handle)
+
+    async def _match(self, request: web.Request) -> web.Response:
+        handle = await self._rooms.match(self._guard.client(request))
+        return _created(handle)
+
+    async def _view(self, request: web.Request) -> web.Response:
+        handle = request.match_info["id"]
+        try:
+            room = self._rooms.get(handle)
+        except RoomError:
+            stored = await self._rooms.stored(handle)
+            if stored is None:
+                raise
+            return web.json_response(stored)
+        token = request.headers.get(OBSERVER_TOKEN)
+        if token and token in room.observers:
+            return web.json_response(room.observed(token, self._game))
+        return web.json_response(room.game_object(self._game))
+
+    # -- players ----------------------------------------------------------------------------
+
+    async def _join(self, request: web.Request) -> web.Response:
+        room = self._rooms.get(request.match_info["id"])
+        try:
+            name = wire.read_player(await self._body(request))
+        except RequestRefusedError as exc:
+            raise RoomError(403, str(exc)) from None
+        _, seat = await self._rooms.join(room, name, self._guard.client(request))
+        await _turn(seat, 0)
+        return self._answer(room, seat, room.game_object(self._game))
+
+    async def _move(self, request: web.Request) -> web.Response:
+        room = self._rooms.get(request.match_info["id"])
+        body = await self._body(request)
+        table = room.table
+        if table is None:
+            raise RoomError(403, "game not yet started")
+        if room.state == COMPLETED:
+            raise RoomError(410, "game finished")
+        token = request.headers.get(TURN_TOKEN, "")
+        seat = next((held for number, held in table.polled.items()
+                     if token and room.tokens.get(number) == token), None)
+        if seat is None or not seat.to_move:
+            raise RoomError(403, "invalid/missing turn token")
+        del room.tokens[seat.seat]
+        since = wire.snapshot(room.game_object(self._game))
+        text = body.decode("utf-8", "replace")
+        reason = _why_refused(body, room.current())
+        if reason is not None:
+            message = f"invalid move: {reason}. disqualified!"
+            room.disqualified.add(seat.bot.name)
+            seat.send(None, text, message, FaultKind.DISQUALIFIED)
+            raise RoomError(403, message)
+        after = seat.version
+        seat.send(wire.line_request(wire.read_line(body)), text)
+        await _turn(seat, after)
+        if room.delay:
+            await asyncio.sleep(room.delay)
+        return self._answer(room, seat, wire.delta(room.game_object(self._game), since))
+
+    def _answer(self, room: Room, seat: PolledSeat, document: JSONObject) -> web.Response:
+        """200 with ``document``, and a new turn token if the seat has the move (none
+        once the game is over: the clients play while the header comes)."""
+        headers = {}
+        if seat.to_move and room.state != COMPLETED:
+            token = room.tokens[seat.seat] = wire.new_game_id() + wire.new_game_id()
+            headers[TURN_TOKEN] = token
+        return web.json_response(document, headers=headers)
+
+    # -- observers --------------------------------------------------------------------------
+
+    async def _observe(self, request: web.Request) -> web.StreamResponse:
+        room = self._rooms.get(request.match_info["id"])
+        try:
+            wrapper = wire.read_wrapper(await self._body(request))
+        except RequestRefusedError as exc:
+            raise RoomError(403, str(exc)) from None
+        stream = object()
+        try:
+            self._guard.streams.take(self._guard.client(request), stream, lambda: None)
+        except RateLimitedError as exc:
+            raise RoomError(429, exc.message, exc.retry_after) from None
+        except FullError as exc:
+            raise RoomError(503, str(exc), 5.0) from None
+        try:
+            return await self._stream(request, room, wrapper)
+        finally:
+            self._guard.streams.give_back(stream)
+
+    async def _stream(self, request: web.Request, room: Room,
+                      wrapper: str | None) -> web.StreamResponse:
+        shown = room.game_object(self._game)
+        token = room.new_observer(wire.snapshot(shown))
+        response = web.StreamResponse(headers={"Content-Type": MULTI_JSON,
+                                               OBSERVER_TOKEN: token})
+        await response.prepare(request)
+        await response.write(wire.multi_json_line(shown, wrapper))
+        try:
+            async with asyncio.timeout(self._rooms.join_wait()):
+                await room.started.wait()
+        except TimeoutError:
+            pass
+        table = room.table
+        if table is None:
+            return response
+        seat = table.any_seat()
+        version = -1
+        while shown.get("state") != COMPLETED:
+            if version >= 0 and not await seat.changed(version, LONGEST_WAIT):
+                break
+            version = seat.version
+            now = room.game_object(self._game)
+            await response.write(wire.multi_json_line(
+                wire.delta(now, wire.snapshot(shown)), wrapper))
+            room.observers[token] = wire.snapshot(now)
+            shown = now
+        await response.write_eof()
+        return response
+
+
+async def _turn(seat: PolledSeat, after: int) -> None:
+    """Wait until the seat has the move after version ``after``, or the game is over."""
+    while not await seat.wait(after, LONGEST_WAIT):
+        pass
+
+
+def _why_refused(body: bytes, state: HexagonsState | None) -> str | None:
+    """Why a move is refused (and its player disqualified), in the original's words."""
+    try:
+        line = wire.read_line(body)
+    except RequestRefusedError as exc:
+        return str(exc)
+    return None if state is None else state.why_illegal(line)
+
+
+def _delay(body: bytes) -> float:
+    """The game's ``delay_time`` (0 when not given: the original's 0.3 s only paced its
+    viewers), at most :data:`MAX_DELAY`."""
+    try:
+        value: JSON = json.loads(body)
+    except ValueError:
+        return 0.0
+    delay = value.get("delay_time") if isinstance(value, dict) else None
+    if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not math.isfinite(delay):
+        return 0.0
+    return min(MAX_DELAY, max(0.0, float(delay)))
+
+
+def _created(handle: str) -> web.Response:
+    return web.Response(status=201, headers={"Location": f"/{handle}"})
+
+
+@web.middleware
+async def _refusals(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A refusal as the original answered it: the status and its words, as plain text."""
+    try:
+        return await handler(request)
+    except RoomError as exc:
+        headers = {} if exc.retry_after is None else {
+            "Retry-After": str(max(1, math.ceil(exc.retry_after)))}
+        return web.Response(status=exc.status, text=exc.message, headers=headers)

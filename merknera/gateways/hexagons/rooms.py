@@ -1,0 +1,330 @@
+"""The hexagons server's games (research c.2): made by ``POST /`` or ``GET /match``, joined
+by two players (named guests), then played as platform games (:mod:`merknera.gateways.
+tables`), with the turn tokens and the disqualified players that the MebiPenny server had.
+
+A game is "initiating" until its second player joins: then the players are shuffled (the
+original's random first mover), and the game starts.  A game made for a client alone in
+``/match``'s queue for ``hexagons_match_wait`` seconds has an online Hexagons bot of
+another protocol as its other player.  A game nobody finishes joining within
+``hexagons_join_wait`` seconds is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+from merknera.events import GameFinished
+from merknera.games import JSONObject, Seat, SeatResult
+from merknera.games.hexagons import Hexagons, HexagonsState
+from merknera.gateways.guests import GuestRefusedError, guest
+from merknera.gateways.hexagons import wire
+from merknera.gateways.hexagons.wire import COMPLETED, IN_PLAY, INITIATING, Snapshot
+from merknera.gateways.tables import Table, TableRefusedError, Tables
+from merknera.guard.holdings import FullError, Holdings
+from merknera.guard.throttle import RateLimitedError
+from merknera.scheduler.arena import Arena
+from merknera.seats.polled import PolledSeat
+from merknera.store.bots import Bot
+
+log = logging.getLogger(__name__)
+
+GAME = "HEXAGONS"
+MATCH_ROWS = (5, 7, 9, 11, 13)
+"""The rows of a ``/match`` game's board (cols: rows - 3 to rows + 3), as the original's."""
+MAX_OBSERVER_TOKENS = 256
+"""Observer snapshots kept per game (for ``GET`` with ``X-Observer-Token``)."""
+
+
+class RoomError(Exception):
+    """A request the server refuses: its status and the original's words."""
+
+    def __init__(self, status: int, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.retry_after = retry_after
+
+
+@dataclass(eq=False)
+class Room:
+    """One hexagons game, from ``POST /`` to its end."""
+
+    handle: str
+    rows: int
+    cols: int
+    delay: float
+    """Seconds to wait before answering a move (the original's ``delay_time``)."""
+    client: str
+    created: float = field(default_factory=time.monotonic)
+    joined: list[Bot] = field(default_factory=list)
+    reserved: Bot | None = None
+    """The bot a ``/match`` game was made for (it joins with the client)."""
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+    table: Table | None = None
+    dropped: bool = False
+    disqualified: set[str] = field(default_factory=set)
+    tokens: dict[Seat, str] = field(default_factory=dict)
+    """Each seat's current turn token."""
+    observers: OrderedDict[str, Snapshot] = field(default_factory=OrderedDict)
+    ending: asyncio.Task[None] | None = None
+
+    @property
+    def state(self) -> str:
+        if self.table is None:
+            return INITIATING
+        return COMPLETED if self.table.ended else IN_PLAY
+
+    def seat_of(self, bot: Bot) -> PolledSeat | None:
+        table = self.table
+        if table is None:
+            return None
+        return next((s for s in table.polled.values() if s.bot.id == bot.id), None)
+
+    def current(self) -> HexagonsState | None:
+        """The game's latest state, once it has one."""
+        if self.table is None:
+            return None
+        seen = self.table.any_seat().seen
+        state = None if seen is None else seen.state
+        return state if isinstance(state, HexagonsState) else None
+
+    def game_object(self, game: Hexagons) -> JSONObject:
+        """The original's Game object now (``"disqualified"`` scores included)."""
+        state = self.current()
+        if state is None:
+            names = [bot.name for bot in self.joined]
+            return {"rows": self.rows, "cols": self.cols, "lines": [], "hexagons": [],
+                    "players": [{"name": name, "score": 0} for name in names],
+                    "state": INITIATING if self.table is None else IN_PLAY}
+        shown = game.game_object(state, completed=self.state == COMPLETED)
+        return wire.disqualify(shown, frozenset(self.disqualified))
+
+    def observed(self, token: str, game: Hexagons) -> JSONObject:
+        """What an observer's ``GET`` shows: the delta since its last snapshot."""
+        now = self.game_object(game)
+        since = self.observers.get(token)
+        self.observers[token] = wire.snapshot(now)
+        return now if since is None else wire.delta(now, since)
+
+    def new_observer(self, snapshot: Snapshot) -> str:
+        token = str(uuid.uuid4())
+        self.observers[token] = snapshot
+        while len(self.observers) > MAX_OBSERVER_TOKENS:
+            self.observers.popitem(last=False)
+        return token
+
+
+class Rooms:
+    """Every hexagons game the listener knows, and the ``/match`` queue."""
+
+    def __init__(self, arena: Arena, tables: Tables, game: Hexagons) -> None:
+        self._arena = arena
+        self._tables = tables
+        self.game = game
+        config = arena.config
+        self._rooms: dict[str, Room] = {}
+        self._initiating: Holdings[Room] = Holdings(config.max_open_games,
+                                                    config.max_open_games_per_client,
+                                                    "hexagons games waiting for players")
+        self._queue: list[tuple[str, asyncio.Future[str]]] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+        arena.finish_hooks.append(self._finished)
+
+    # -- games ------------------------------------------------------------------------------
+
+    def listing(self) -> list[JSONObject]:
+        """``GET /``: every game known, with its state."""
+        self._forget_old()
+        return [{"id": room.handle, "state": room.state} for room in self._rooms.values()]
+
+    def get(self, handle: str) -> Room:
+        """The game ``handle``. :raises RoomError: 404 ``no such game``."""
+        room = self._rooms.get(handle)
+        if room is None or room.dropped:
+            raise RoomError(404, "no such game")
+        return room
+
+    async def stored(self, handle: str) -> JSONObject | None:
+        """The Game object of a game no longer in memory, from the store."""
+        game_id = await self._tables.stored(GAME, handle)
+        found = None if game_id is None else await self._tables.replayed(game_id)
+        if found is None:
+            return None
+        record, state = found
+        assert isinstance(state, HexagonsState)
+        names = set()
+        if record.termination is not None and record.termination.is_forfeit:
+            names = {state.players[s.seat] for s in record.seats
+                     if s.result is SeatResult.LOSS}
+        shown = self.game.game_object(state, completed=record.termination is not None)
+        return wire.disqualify(shown, frozenset(names))
+
+    def create(self, client: str, rows: int, cols: int, delay: float,
+               reserved: Bot | None = None) -> Room:
+        """``POST /``: a new game waiting for its players.
+
+        :raises RoomError: 429/503 when the address (or everybody) has too many waiting.
+        """
+        handle = wire.new_game_id()
+        while handle in self._rooms:
+            handle = wire.new_game_id()
+        room = Room(handle, rows, cols, delay, client, reserved=reserved)
+        try:
+            self._initiating.take(client, room, lambda: self._drop(room))
+        except RateLimitedError as exc:
+            raise RoomError(429, exc.message, exc.retry_after) from None
+        except FullError as exc:
+            raise RoomError(503, str(exc), 5.0) from None
+        self._rooms[handle] = room
+        self._spawn(self._expire(room))
+        return room
+
+    async def join(self, room: Room, name: str, client: str) -> tuple[Bot, PolledSeat]:
+        """``POST <game>/players``: the player joins; the game starts with the second.
+
+        :raises RoomError: 410 ``game already started``; 403 for a name that may not play.
+        """
+        if room.table is not None or room.dropped or len(room.joined) >= 2:
+            raise RoomError(410, "game already started")
+        try:
+            bot = await guest(self._arena, name, GAME)
+        except GuestRefusedError as exc:
+            raise RoomError(403, f"invalid player data: {exc}") from None
+        if room.table is not None or room.dropped or len(room.joined) >= 2:
+            raise RoomError(410, "game already started")
+        if any(other.id == bot.id for other in room.joined):
+            raise RoomError(403, f"invalid player data: {bot.name} has joined this game "
+                                 "already")
+        room.joined.append(bot)
+        players = list(room.joined)
+        if room.reserved is not None:
+            players.append(room.reserved)
+        if len(players) == 2:
+            await self._start(room, players)
+        try:
+            async with asyncio.timeout(max(0.0, self._join_deadline(room) - time.monotonic())):
+                await room.started.wait()
+        except TimeoutError:
+            pass
+        seat = room.seat_of(bot)
+        if seat is None:
+            raise RoomError(410, "game abandoned: nobody else joined it in time")
+        return bot, seat
+
+    def join_wait(self) -> float:
+        """Seconds a game waits for its players."""
+        return self._arena.config.hexagons_join_wait
+
+    def _join_deadline(self, room: Room) -> float:
+        return room.created + self._arena.config.hexagons_join_wait
+
+    async def _start(self, room: Room, players: list[Bot]) -> None:
+        order = players[:]
+        if secrets.randbelow(2):
+            order.reverse()  # the original shuffled the players at the second join
+        polled = [seat for seat, bot in enumerate(order) if bot is not room.reserved]
+        try:
+            room.table = await self._tables.start(
+                room.client, GAME, room.handle, order, polled,
+                self._arena.config.hexagons_turn_limit,
+                settings={"rows": room.rows, "cols": room.cols})
+        except TableRefusedError as exc:
+            room.dropped = True
+            self._initiating.give_back(room)
+            room.started.set()
+            raise RoomError(exc.status, str(exc), exc.retry_after) from None
+        self._initiating.give_back(room)
+        room.started.set()
+
+    async def _expire(self, room: Room) -> None:
+        await asyncio.sleep(max(0.0, self._join_deadline(room) - time.monotonic()))
+        if room.table is None:
+            self._drop(room)
+
+    def _drop(self, room: Room) -> None:
+        """A game whose players did not all join in time (or whose address gave up its
+        place): gone, and its waiting player told so."""
+        if room.table is not None:
+            return
+        room.dropped = True
+        self._initiating.give_back(room)
+        self._rooms.pop(room.handle, None)
+        room.started.set()
+
+    def _forget_old(self) -> None:
+        for handle, room in list(self._rooms.items()):
+            if room.table is not None and self._tables.find(GAME, handle) is None:
+                del self._rooms[handle]
+
+    async def _finished(self, finished: GameFinished) -> None:
+        """A forfeit disqualified the loser (the original disqualified a player that took
+        too long as well as one that sent a bad move)."""
+        if finished.game != GAME or not finished.termination.is_forfeit:
+            return
+        for room in self._rooms.values():
+            if room.table is not None and room.table.game_id == finished.game_id:
+                for bot, result in zip(room.table.bots, finished.results, strict=True):
+                    if result is SeatResult.LOSS:
+                        room.disqualified.add(bot.name)
+
+    # -- /match -----------------------------------------------------------------------------
+
+    async def match(self, client: str) -> str:
+        """``GET /match``: wait for another client (or, after ``hexagons_match_wait``, an
+        online Hexagons bot), then a new game's handle."""
+        waiting = [c for c, future in self._queue if not future.done()]
+        if waiting.count(client) >= self._arena.config.max_open_games_per_client:
+            raise RoomError(429, "your address has as many clients waiting for a match as "
+                                 "it may have games", 5.0)
+        for index, (other, future) in enumerate(self._queue):
+            if not future.done():
+                del self._queue[index]
+                room = self._random_room(other)
+                future.set_result(room.handle)
+                return room.handle
+        mine: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._queue.append((client, mine))
+        try:
+            while True:
+                try:
+                    async with asyncio.timeout(self._arena.config.hexagons_match_wait):
+                        return await asyncio.shield(mine)
+                except TimeoutError:
+                    if mine.done():
+                        return mine.result()
+                bot = await self._tables.opponent(GAME)
+                if bot is not None and not mine.done():
+                    mine.cancel()
+                    return self._random_room(client, bot).handle
+        finally:
+            self._queue[:] = [(c, f) for c, f in self._queue if f is not mine]
+            if not mine.done():
+                mine.cancel()
+
+    def _random_room(self, client: str, reserved: Bot | None = None) -> Room:
+        rows = secrets.choice(MATCH_ROWS)
+        cols = min(25, max(3, rows + secrets.randbelow(7) - 3))
+        return self.create(client, rows, cols, 0.0, reserved)
+
+    # -- upkeep -----------------------------------------------------------------------------
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def stop(self) -> None:
+        """Stop expiring games, and send the waiting clients away."""
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for room in list(self._rooms.values()):
+            self._drop(room)

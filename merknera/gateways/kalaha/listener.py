@@ -1,0 +1,263 @@
+"""The Kalaha listener: the Kalaha board API (research d.1) on ``kalaha_port``, with CORS
+for any origin (the original's ``@CrossOrigin("*")``), for its Angular front end unchanged
+and for the platform's play page.
+
+===================================  ==========================================================
+``POST /api/boards``                 201 and a new board's BoardState; anyone may move for
+                                     either player (the original's hot seat)
+``POST /api/boards``                 the extension: that Kalaha bot is player TWO, the person
+``{"opponent": id, "name"?: str}``   (named, or anonymous) player ONE
+``PUT /api/boards/{uuid}``           ``{"pitIndex", "player"}``: 200 and the BoardState once
+                                     it is a person's turn again (the bot's moves made) or
+                                     the game is over; 400/404 with the original's messages,
+                                     in its order, in Spring's error body
+``GET /api/boards/{uuid}``           200 and the BoardState; 404 ``Board not found``
+===================================  ==========================================================
+
+Every board is a platform game; one with an anonymous seat (every hot-seat board) rates
+nobody.  A board whose player to move makes no move within ``person_turn_limit`` is lost
+by that player on time, so an abandoned board ends by itself.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from merknera.games import JSON, JSONObject, SeatResult
+from merknera.games.kalaha import PLAYERS, Board
+from merknera.gateways.guests import GuestRefusedError, guest
+from merknera.gateways.kalaha.api import (
+    NOT_FOUND,
+    ApiError,
+    board_state,
+    check_play,
+    read_board_id,
+    read_play,
+)
+from merknera.gateways.tables import Table, TableRefusedError, Tables
+from merknera.guard import Guard
+from merknera.guard.bodies import BodyError
+from merknera.seats.polled import PolledSeat
+
+GAME = "KALAHA"
+BOARDS = "/api/boards"
+MAX_BODY = 4096
+"""Largest request body (a PUT is a few dozen bytes)."""
+LONGEST_WAIT = 3600.0
+"""A held PUT's longest wait (each move of the game has a turn limit well below)."""
+METHODS = "GET,POST,PUT"
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class KalahaListener:
+    """The routes of the Kalaha listener."""
+
+    def __init__(self, tables: Tables, guard: Guard) -> None:
+        self._tables = tables
+        self._arena = tables.arena
+        self._guard = guard
+
+    def app(self) -> web.Application:
+        """The aiohttp application to serve on ``kalaha_port``."""
+        app = web.Application(client_max_size=MAX_BODY,
+                              middlewares=[_cors, self._guard.middleware, _errors])
+        app.router.add_post(BOARDS, self._create)
+        app.router.add_put(BOARDS + "/{id}", self._play)
+        app.router.add_get(BOARDS + "/{id}", self._view)
+        return app
+
+    async def _body(self, request: web.Request) -> bytes:
+        try:
+            return await self._guard.read_body(request, MAX_BODY)
+        except BodyError as exc:
+            raise ApiError(exc.status, exc.message) from None
+
+    # -- boards -----------------------------------------------------------------------------
+
+    async def _create(self, request: web.Request) -> web.Response:
+        body = await self._body(request)
+        handle = str(uuid.uuid4())
+        opponent, name = _opponent_request(body)
+        if opponent is None:
+            person = await guest(self._arena, None, GAME)
+            seated, polled = [person, person], [0, 1]
+        else:
+            bot = await self._tables.opponent(GAME, opponent)
+            if bot is None:
+                raise ApiError(400, f"Bot {opponent} is not an online Kalaha bot with room "
+                                    "for another game")
+            try:
+                person = await guest(self._arena, name, GAME)
+            except GuestRefusedError as exc:
+                raise ApiError(400, f"Invalid name: {exc}") from None
+            seated, polled = [person, bot], [0]
+        try:
+            await self._tables.start(self._guard.client(request), GAME, handle, seated, polled,
+                                     self._arena.config.person_turn_limit)
+        except TableRefusedError as exc:
+            raise ApiError(exc.status, str(exc)) from None
+        return web.json_response(board_state(handle, Board()), status=201)
+
+    async def _play(self, request: web.Request) -> web.Response:
+        # The original reads the body (its media type, then the JSON, then @Valid) before
+        # the path's id.
+        content_type = request.headers.get("Content-Type", "application/octet-stream")
+        if not _is_json(content_type):
+            raise ApiError(415, f"Content-Type '{content_type}' is not supported")
+        play = read_play(await self._body(request))
+        handle = read_board_id(request.match_info["id"])
+        table = self._tables.find(GAME, handle)
+        if table is None:
+            if await self._tables.stored(GAME, handle) is None:
+                raise NOT_FOUND
+            raise ApiError(400, "Game is over")  # a board of a game no longer under way
+        seat = await self._ready(table)
+        board = _board(table)
+        if table.ended or board is None:
+            raise ApiError(400, "Game is over")
+        check_play(board, play)
+        mover = table.polled.get(play.seat)
+        if mover is None:
+            raise ApiError(400, f"Incorrect player order, {PLAYERS[play.seat]} is the bot "
+                                f"{table.bots[play.seat].name}, which makes its own moves")
+        version = seat.version
+        if not mover.send({"pitIndex": play.pit, "player": PLAYERS[play.seat]},
+                          json.dumps({"pitIndex": play.pit, "player": PLAYERS[play.seat]})):
+            raise ApiError(400, "A move of this board is being played; try again")
+        await _persons_turn(table, seat, version)
+        return web.json_response(self._state(table, handle))
+
+    async def _view(self, request: web.Request) -> web.Response:
+        handle = read_board_id(request.match_info["id"])
+        table = self._tables.find(GAME, handle)
+        if table is not None:
+            return web.json_response(self._state(table, handle))
+        game_id = await self._tables.stored(GAME, handle)
+        found = None if game_id is None else await self._tables.replayed(game_id)
+        if found is None:
+            raise NOT_FOUND
+        record, board = found
+        assert isinstance(board, Board)
+        winner = next((s.seat for s in record.seats if s.result is SeatResult.WIN), None)
+        return web.json_response(_document(handle, board, record.termination is not None,
+                                           winner))
+
+    async def _ready(self, table: Table) -> PolledSeat:
+        """A polled seat of the board once the game shows its first state."""
+        seat = table.any_seat()
+        if seat.seen is None:
+            await seat.changed(0, self._arena.config.person_turn_limit)
+        return seat
+
+    def _state(self, table: Table, handle: str) -> JSONObject:
+        board = _board(table) or Board()
+        if not table.ended or board.over:
+            return board_state(handle, board)
+        # Over without a full board: a forfeit (the loser took too long), or no result.
+        final = table.any_seat().final
+        winner = None
+        if final is not None and table.any_seat().seat == 0:
+            winner = 0 if final.get("winner") is True else 1
+        elif final is not None:
+            winner = 1 if final.get("winner") is True else 0
+        return _document(handle, board, True, winner)
+
+
+def _document(handle: str, board: Board, over: bool, winner: int | None) -> JSONObject:
+    """A BoardState for a board whose game ended otherwise than the rules end it."""
+    state = board_state(handle, board)
+    if over and not board.over:
+        state["gameOver"] = True
+        state["winner"] = None if winner is None else PLAYERS[winner]
+    return state
+
+
+def _board(table: Table) -> Board | None:
+    seen = table.any_seat().seen
+    state = None if seen is None else seen.state
+    return state if isinstance(state, Board) else None
+
+
+async def _persons_turn(table: Table, seat: PolledSeat, after: int) -> None:
+    """Wait until a person of the board has the move after version ``after`` of ``seat``,
+    or the game is over (the bot's moves are made meanwhile)."""
+    version = after
+    while not table.ended:
+        if seat.version > after and any(s.to_move for s in table.polled.values()):
+            return
+        await seat.changed(version, LONGEST_WAIT)
+        version = seat.version
+
+
+def _opponent_request(body: bytes) -> tuple[int | None, str | None]:
+    """The extension's ``{"opponent": <bot id>, "name": ...}``; (None, None) for the
+    original's body-less request (or any body without ``opponent``)."""
+    if not body.strip():
+        return None, None
+    try:
+        value: JSON = json.loads(body)
+    except ValueError as exc:
+        raise ApiError(400, f"JSON parse error: {exc}") from None
+    if not isinstance(value, dict) or value.get("opponent") is None:
+        return None, None
+    opponent, name = value.get("opponent"), value.get("name")
+    if isinstance(opponent, bool) or not isinstance(opponent, int):
+        raise ApiError(400, "opponent must be a bot's id (an integer)")
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise ApiError(400, "name must be a non-empty string, or left out to play "
+                            "anonymously")
+    return opponent, name
+
+
+def _is_json(content_type: str) -> bool:
+    media = content_type.split(";")[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/")
+                                           and media.endswith("+json"))
+
+
+@web.middleware
+async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Refusals in Spring Boot's error body (and aiohttp's own 404 and 405 too)."""
+    try:
+        return await handler(request)
+    except ApiError as exc:
+        return web.json_response(exc.body(request.path), status=exc.status)
+    except web.HTTPMethodNotAllowed as exc:
+        refusal = ApiError(405, f"Request method '{request.method}' is not supported")
+        return web.json_response(refusal.body(request.path), status=405,
+                                 headers={"Allow": ",".join(sorted(exc.allowed_methods))})
+    except web.HTTPNotFound:
+        return web.json_response(ApiError(404, "Not Found").body(request.path), status=404)
+    except (TableRefusedError, GuestRefusedError) as exc:
+        return web.json_response(ApiError(400, str(exc)).body(request.path), status=400)
+
+
+@web.middleware
+async def _cors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """CORS for any origin, as ``@CrossOrigin("*")``: preflights answered, and every
+    answer readable by a page of another origin."""
+    if request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers:
+        allowed = request.path == BOARDS or request.path.startswith(BOARDS + "/")
+        if not allowed:
+            return web.Response(status=403, text="Invalid CORS request")
+        headers = {"Access-Control-Allow-Origin": "*",
+                   "Access-Control-Allow-Methods": METHODS,
+                   "Access-Control-Max-Age": "1800",
+                   "Vary": "Origin, Access-Control-Request-Method, "
+                           "Access-Control-Request-Headers"}
+        asked = request.headers.get("Access-Control-Request-Headers")
+        if asked:
+            headers["Access-Control-Allow-Headers"] = asked
+        return web.Response(status=200, headers=headers)
+    try:
+        response = await handler(request)
+    except web.HTTPException as exc:
+        exc.headers["Access-Control-Allow-Origin"] = "*"
+        raise
+    response.headers["Access-Control-Allow-Origin"] = "*"
+    return response

@@ -1,0 +1,222 @@
+"""Games the gateways start for polling clients (hexagons players, Kalaha boards, people in
+the browser): made in the store, their polled seats held, their runners started, and kept
+findable by the handle their clients know them by.
+
+Every such game is a platform game (stored, replayable on ``/games/<id>``, listed, rated
+unless a seat is anonymous).  What one client address may keep open is bounded
+(``max_open_games_per_client``, ``max_open_games`` in all: the address holding the most
+gives up its oldest game, which its polled seats then lose as players who left).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import sqlite3
+import time
+from collections import OrderedDict
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from merknera.games import MoveError
+from merknera.gateways.guests import is_anonymous
+from merknera.guard.holdings import FullError, Holdings
+from merknera.guard.throttle import RateLimitedError
+from merknera.scheduler.core import Scheduler
+from merknera.scheduler.play import ReplayError, replay
+from merknera.seats.polled import PolledSeat, PolledTransport
+from merknera.store import bots, competition, games, logs
+from merknera.store.bots import Bot
+from merknera.store.games import GameRecord
+
+log = logging.getLogger(__name__)
+
+RECENT_SECONDS = 600.0
+"""How long a game that ended stays in memory for its clients' last requests (after that
+its handle is looked up in the store)."""
+RECENT_GAMES = 2000
+"""Ended games kept in memory at most."""
+
+
+class TableRefusedError(ValueError):
+    """A game that cannot be started, and why (for the client)."""
+
+    def __init__(self, message: str, status: int = 400, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+
+
+@dataclass(eq=False)
+class Table:
+    """A game started for polling clients."""
+
+    game_id: int
+    mnemonic: str
+    handle: str
+    bots: tuple[Bot, ...]
+    """The seated bots, in seat order."""
+    polled: dict[int, PolledSeat]
+    """The seats held by the clients, by seat."""
+    ended_at: float | None = None
+    """``time.monotonic()`` when every polled seat's game was over."""
+    data: dict[str, Any] = field(default_factory=dict)
+    """What the gateway keeps with the game (a hexagons game's disqualified players)."""
+
+    @property
+    def ended(self) -> bool:
+        return all(seat.ended for seat in self.polled.values())
+
+    def any_seat(self) -> PolledSeat:
+        """A polled seat (each is shown every state)."""
+        return next(iter(self.polled.values()))
+
+
+class Tables:
+    """The games the gateways started for polling clients, by handle."""
+
+    def __init__(self, scheduler: Scheduler, transport: PolledTransport) -> None:
+        self._scheduler = scheduler
+        self._arena = self.arena = scheduler.arena
+        self._transport = transport
+        config = self._arena.config
+        self._open: Holdings[Table] = Holdings(config.max_open_games,
+                                               config.max_open_games_per_client, "games")
+        self._tables: dict[tuple[str, str], Table] = {}
+        self._ended: OrderedDict[tuple[str, str], Table] = OrderedDict()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def find(self, mnemonic: str, handle: str) -> Table | None:
+        """The game of ``mnemonic`` known as ``handle``, while it is in memory."""
+        self._forget_old()
+        return self._tables.get((mnemonic, handle))
+
+    async def stored(self, mnemonic: str, handle: str) -> int | None:
+        """The platform's id of a game known as ``handle`` (in memory or not)."""
+        table = self.find(mnemonic, handle)
+        if table is not None:
+            return table.game_id
+        return await self._arena.db.read(lambda conn: games.by_handle(conn, mnemonic, handle))
+
+    async def replayed(self, game_id: int) -> tuple[GameRecord, object] | None:
+        """A stored game and its state now, rebuilt from its move log (a game no longer
+        in memory, or from before a restart); None if it cannot be."""
+        arena = self._arena
+        record = await games.load(arena.db, game_id)
+        if record is None or record.game not in arena.games:
+            return None
+        found = await bots.get_many(arena.db, [seat.bot_id for seat in record.seats])
+        if len(found) < len(record.seats):
+            return None
+        try:
+            play = replay(record, arena.games[record.game], arena.config.rules_for(record.game),
+                          [found[seat.bot_id] for seat in record.seats])
+        except (ReplayError, MoveError, ValueError):
+            log.exception("game %d cannot be replayed", game_id)
+            return None
+        return record, play.state
+
+    async def opponent(self, mnemonic: str, bot_id: int | None = None) -> Bot | None:
+        """An online bot of another protocol (one that is called, not a guest nor a
+        connected client) that plays ``mnemonic`` and has room for a game: ``bot_id``
+        if given, else one at random; None if there is none."""
+        arena = self._arena
+        wanted = [bot_id] if bot_id is not None else arena.presence.online_bots(mnemonic)
+        online = [bot for b in wanted if (bot := arena.presence.bot(b)) is not None
+                  and bot.game == mnemonic and not bot.protocol.connects
+                  and arena.presence.is_online(bot.id)]
+        if not online:
+            return None
+        cap = arena.config.max_games_per_bot
+        ids = [bot.id for bot in online]
+        roomy = await arena.db.read(
+            lambda conn: [c.bot_id for c in competition.contenders(conn, ids, cap)])
+        chosen = [bot for bot in online if bot.id in roomy]
+        return secrets.choice(chosen) if chosen else None
+
+    async def start(self, client: str, mnemonic: str, handle: str, seated: Sequence[Bot],
+                    polled: Sequence[int], turn_limit: float,
+                    settings: dict[str, Any] | None = None,
+                    data: dict[str, Any] | None = None) -> Table:
+        """Make the game, hold its ``polled`` seats for the clients, and start its runner.
+
+        :raises TableRefusedError: when ``client`` has its share of games open already,
+            or every place is taken.
+        """
+        arena = self._arena
+        rated = not any(is_anonymous(bot) for bot in seated)
+        stored = {**arena.new_game_settings(mnemonic), **(settings or {})}
+        names = [bot.name for bot in seated]
+
+        def create(conn: sqlite3.Connection) -> int:
+            game_id = games.create(conn, mnemonic, secrets.randbits(63),
+                                   [bot.id for bot in seated], stored, origin="MATCH",
+                                   handle=handle, rated=rated)
+            for seat, bot in enumerate(seated):
+                others = ", ".join(n for s, n in enumerate(names) if s != seat)
+                logs.add(conn, bot.id, f"A game against {others} was started at a gateway "
+                                       f"(gameId: {game_id}, {handle}); you are seat {seat}",
+                         game_id)
+            return game_id
+
+        table = Table(0, mnemonic, handle, tuple(seated), {}, data=data or {})
+        try:
+            self._open.take(client, table, lambda: self._turn_out(table))
+        except RateLimitedError as exc:
+            raise TableRefusedError(exc.message, 429, exc.retry_after) from None
+        except FullError as exc:
+            raise TableRefusedError(str(exc), 503, 5.0) from None
+        try:
+            table.game_id = await arena.db.transaction(create)
+        except BaseException:
+            self._open.give_back(table)
+            raise
+        for seat in polled:
+            table.polled[seat] = self._transport.hold(table.game_id, seat, seated[seat],
+                                                      turn_limit)
+        self._tables[(mnemonic, handle)] = table
+        self._spawn(self._watch(table))
+        self._scheduler.submit([table.game_id])
+        return table
+
+    def _turn_out(self, table: Table) -> None:
+        """The table's address gave up its place to a newcomer: its clients have left."""
+        for seat in table.polled.values():
+            seat.left.set()
+
+    async def _watch(self, table: Table) -> None:
+        """Give the game's place back when it is over for every polled seat."""
+        try:
+            while not table.ended:
+                seat = next(s for s in table.polled.values() if not s.ended)
+                await seat.changed(seat.version, 3600.0)
+        finally:
+            self._open.give_back(table)
+            table.ended_at = time.monotonic()
+            key = (table.mnemonic, table.handle)
+            self._ended[key] = table
+            self._forget_old()
+
+    def _forget_old(self) -> None:
+        now = time.monotonic()
+        while self._ended:
+            key, table = next(iter(self._ended.items()))
+            if len(self._ended) <= RECENT_GAMES and (
+                    table.ended_at is not None and now - table.ended_at < RECENT_SECONDS):
+                break
+            del self._ended[key]
+            if self._tables.get(key) is table:
+                del self._tables[key]
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def stop(self) -> None:
+        """Stop watching (the platform stops)."""
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
