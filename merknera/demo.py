@@ -67,6 +67,8 @@ DEMO_BOTS: tuple[DemoBot, ...] = (
     DemoBot("bots.kalaha", "random", "Scatter"),
 )
 DEMO_BATTLEBOT_PORT = 8083
+DEMO_HEXAGONS_PORT = 8084
+DEMO_KALAHA_PORT = 8085
 """Where ``make run`` serves the Battlebot listener (unless the config names a port)."""
 DEMO_GAMES = ("TICTACTOE", "SCRABBLE", "SQUELCH", "HEXAGONS", "NOUGHTSANDCROSSES",
               "NUMBERWANG", "KALAHA")
@@ -150,7 +152,9 @@ async def run_demo(config: Config) -> int:
     config = dataclasses.replace(
         config, ladder=True,
         registration_burst=max(config.registration_burst, len(DEMO_BOTS)),
-        battlebot_port=config.battlebot_port or DEMO_BATTLEBOT_PORT)
+        battlebot_port=config.battlebot_port or DEMO_BATTLEBOT_PORT,
+        hexagons_port=config.hexagons_port or DEMO_HEXAGONS_PORT,
+        kalaha_port=config.kalaha_port or DEMO_KALAHA_PORT)
     async with running(config) as (live, platform):
         print(f"Merknera is running at {live.base_url} (database {live.db})", flush=True)
         print(f"  open {live.base_url}/ in a browser: leaderboards, bots, replays and live "
@@ -158,6 +162,9 @@ async def run_demo(config: Config) -> int:
               flush=True)
         print(f"  Battlebot's clients register and play at {battlebot_url(live)} "
               "(see the README)", flush=True)
+        print(f"  MebiPenny hexagons clients play at http://{live.host}:{live.hexagons_port}, "
+              f"Kalaha boards at http://{live.host}:{live.kalaha_port}/api/boards; people "
+              f"play bots at {live.base_url}/play", flush=True)
         version = time.strftime("demo-%Y%m%d-%H%M%S")
         processes: list[asyncio.subprocess.Process] = []
         bot_log = Path(f"{live.db}.bots.log")

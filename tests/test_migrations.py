@@ -1,4 +1,4 @@
-"""Migration 006 on a store written by the version before it."""
+"""Migrations on stores written by the versions before them (006, 008, 009)."""
 
 from __future__ import annotations
 
@@ -123,5 +123,50 @@ async def test_games_rebuilt_for_matches_keep_every_row_and_reference(tmp_path: 
         with pytest.raises(sqlite3.IntegrityError):
             conn.execute("INSERT INTO games (game, seed, created_at, origin, contest) VALUES "
                          "('NUMBERWANG', 1, 'now', 'LADDER', 'cup')")
+    finally:
+        conn.close()
+
+
+def store_of_version_8(path: Path) -> None:
+    """A store of schema 8: schema 7's games, then the rebuild of migration 008, and a
+    Battlebot contest game."""
+    store_of_version_7(path)
+    conn = sqlite3.connect(path)
+    number, _, sql = migrations()[7]
+    conn.execute("PRAGMA foreign_keys = OFF")  # 008 rebuilds a table, as the runner runs it
+    for statement in _split(sql):
+        conn.execute(statement)
+    conn.execute(f"PRAGMA user_version = {number}")
+    conn.execute("INSERT INTO games (game, seed, created_at, origin, contest) VALUES "
+                 "('NUMBERWANG', 1, '2026-01-02T00:00:00.000Z', 'MATCH', 'cup')")
+    conn.commit()
+    conn.close()
+
+
+async def test_gateway_handles_and_rated_flags_join_every_stored_game_unchanged(
+        tmp_path: Path) -> None:
+    path = tmp_path / "eight.db"
+    store_of_version_8(path)
+    before = sqlite3.connect(path)
+    games_before = before.execute(SELECT_GAMES).fetchall()
+    before.close()
+    db = await Database.open(path)
+    try:
+        assert await db.fetchval("PRAGMA user_version") == len(migrations())
+        assert [tuple(row) for row in await db.fetchall(SELECT_GAMES)] == games_before
+        flags = await db.fetchall("SELECT handle, rated FROM games")
+        assert [tuple(row) for row in flags] == [(None, 1)] * len(games_before)
+    finally:
+        await db.close()
+    conn = sqlite3.connect(path)
+    try:
+        insert = ("INSERT INTO games (game, seed, created_at, origin, handle, rated) VALUES "
+                  "(?, 1, 'now', 'MATCH', ?, ?)")
+        conn.execute(insert, ("KALAHA", "b0a4d", 0))
+        conn.execute(insert, ("HEXAGONS", "b0a4d", 1))  # another gateway's namespace
+        with pytest.raises(sqlite3.IntegrityError):
+            conn.execute(insert, ("KALAHA", "b0a4d", 1))
+        with pytest.raises(sqlite3.IntegrityError):
+            conn.execute(insert, ("KALAHA", "other", 2))
     finally:
         conn.close()

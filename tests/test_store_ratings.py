@@ -263,3 +263,21 @@ async def test_results_stored_before_ratings_existed_are_rated_once_at_start(
     assert summary is not None and (summary.games, summary.bots) == (2, 3)
     assert await tables(db) == live
     assert await rating_store.rebuild_if_needed(db) is None
+
+
+async def test_a_game_with_an_anonymous_seat_keeps_its_result_but_rates_nobody(
+        db: Database) -> None:
+    a, b = await make_bots(db, 2)
+    unrated = await db.transaction(
+        lambda conn: games.create(conn, "TICTACTOE", 7, [a, b], rated=False))
+    assert await finish(db, unrated, Outcome.win(0, 2, "X won"), T1)
+    assert await db.fetchval("SELECT outcome FROM games WHERE id = ?", (unrated,)) == "WIN"
+    assert await stored(db) == {}
+    # A rated game after it is rated on top of nothing, live and in a rebuild alike.
+    rated = await new_game(db, [a, b])
+    assert await finish(db, rated, Outcome.win(1, 2, "O won"), T2)
+    live = await tables(db)
+    assert [row[0] for row in live[1]] == [rated, rated]
+    summary = await db.transaction(rating_store.rebuild_in)
+    assert (summary.games, summary.changed) == (1, 0)
+    assert await tables(db) == live

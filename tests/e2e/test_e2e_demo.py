@@ -51,8 +51,9 @@ async def test_make_run_plays_every_game_of_its_bots(e2e: E2E) -> None:
     child = await e2e.processes.start(
         "demo", "-m", "merknera", "demo", "--db", str(e2e.db), "--host", "127.0.0.1",
         "--port", "0", "--ladder-interval", "0.2", "--max-games-per-bot", "1",
-        # Not make run's 8083: the port may be taken on a developer's machine.
-        "--battlebot-port", str(free_port()))
+        # Not make run's 8083-8085: they may be taken on a developer's machine.
+        "--battlebot-port", str(free_port()), "--hexagons-port", str(free_port()),
+        "--kalaha-port", str(free_port()))
     match = await e2e.processes.first_line(child, RUNNING)
     assert match.group(2) == str(e2e.db), match.group(0)
     url = match.group(1)
