@@ -120,8 +120,10 @@ class Tables:
 
     async def opponent(self, mnemonic: str, bot_id: int | None = None) -> Bot | None:
         """An online bot of another protocol (one that is called, not a guest nor a
-        connected client) that plays ``mnemonic`` and has room for a game: ``bot_id``
-        if given, else one at random; None if there is none."""
+        connected client) that plays ``mnemonic``: ``bot_id`` if given (a person's pick:
+        the games it already plays do not matter, as the person's address's own games
+        are bounded), else one at random that has room for a game (fewer than
+        ``max_games_per_bot``); None if there is none."""
         arena = self._arena
         wanted = [bot_id] if bot_id is not None else arena.presence.online_bots(mnemonic)
         online = [bot for b in wanted if (bot := arena.presence.bot(b)) is not None
@@ -129,6 +131,8 @@ class Tables:
                   and arena.presence.is_online(bot.id)]
         if not online:
             return None
+        if bot_id is not None:
+            return online[0]
         cap = arena.config.max_games_per_bot
         ids = [bot.id for bot in online]
         roomy = await arena.db.read(

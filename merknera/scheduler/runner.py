@@ -123,10 +123,8 @@ class GameRunner:
             if seat.bot_id not in known:
                 raise RuntimeError(f"game {record.id} seats bot {seat.bot_id}, which is unknown")
             seated.append(known[seat.bot_id])
-        # A place in play bounds the calls the platform makes: seats held by connected
-        # clients cost none (and a guest owner's share would let one stranger's idle
-        # boards starve every other guest), so only called seats' owners count, and a
-        # game of connected seats alone needs no place.
+        # A place in play bounds the calls made to bots: connected clients' seats need
+        # none, so only called seats' owners count (see also _play_one).
         called = [bot for bot in seated if not arena.seats.of(bot).witnesses]
         self._owners = frozenset(bot.user_id for bot in called)
         self._needs_slot = bool(called)
@@ -361,7 +359,12 @@ class GameRunner:
         call = SeatCall(self._game_id, game.calls.move, game.next_move_params(play.state, seat),
                         seat)
         asking = self._asking(lambda: arena.seats.ask(bot, game, call, play.rules.move_timeout))
+        waiting = arena.seats.of(bot).witnesses  # for a client's move: no call is made,
+        if waiting:  # so a person's thinking (minutes) holds no place in play meanwhile
+            self._release()
         answer = await (self._connected.race(seat, asking) if self._connected else asking)
+        if waiting:
+            await self._acquire()
         if not isinstance(answer, CallResult):
             # Another seat's client left while this one was to move: it loses at once,
             # as on Battlebot, rather than at its next turn.
@@ -423,7 +426,7 @@ class GameRunner:
         for seat, bot in enumerate(seats):
             others = ", ".join(f"{b.name} ({b.version})" for s, b in enumerate(seats) if s != seat)
             log_lines.append((bot.id, f"Game complete (gameId: {self._game_id}) against "
-                                      f"{others}: {_verdict(results[seat])}; {outcome.detail}"))
+                                      f"{others}: {_VERDICTS[results[seat]]}; {outcome.detail}"))
         if not await games.finish(arena.db, self._game_id, outcome,
                                   game.state_to_json(play.state), log_lines):
             return
@@ -492,6 +495,5 @@ class GameRunner:
             self._arena.slots.release(self._owners)
 
 
-def _verdict(result: SeatResult) -> str:
-    return {SeatResult.WIN: "you won", SeatResult.LOSS: "you lost", SeatResult.DRAW: "a draw",
-            SeatResult.NONE: "no result"}[result]
+_VERDICTS = {SeatResult.WIN: "you won", SeatResult.LOSS: "you lost", SeatResult.DRAW: "a draw",
+             SeatResult.NONE: "no result"}
