@@ -170,8 +170,8 @@ async def list_games(db: Database, query: GameFilter) -> list[dict[str, Any]]:
 async def _seats(db: Database, game_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
     marks = ",".join("?" * len(game_ids))
     rows = await db.fetchall(
-        "SELECT seats.game_id, seats.seat, seats.bot_id, bots.name, bots.version, seats.result, "
-        "seats.rank, seats.score FROM seats JOIN bots ON bots.id = seats.bot_id "
+        "SELECT seats.game_id, seats.seat, seats.bot_id, bots.name, bots.version, bots.protocol, "
+        "seats.result, seats.rank, seats.score FROM seats JOIN bots ON bots.id = seats.bot_id "
         f"WHERE seats.game_id IN ({marks}) ORDER BY seats.game_id, seats.seat",
         tuple(game_ids))
     by_game: dict[int, list[dict[str, Any]]] = {}
@@ -198,6 +198,10 @@ async def get_game(db: Database, game_id: int) -> dict[str, Any] | None:
     if row is None:
         return None
     game = _dict(row)
+    # A gateway's handle lets its holder move (a Kalaha board, a person's game in the
+    # browser): it is the client's, never shown.
+    del game["handle"]
+    game["rated"] = bool(game["rated"])
     game["settings"] = json.loads(game["settings"])
     game["final_state"] = _json_or_text(game["final_state"])
     game["seats"] = (await _seats(db, [game_id])).get(game_id, [])

@@ -60,7 +60,8 @@ def load_header(conn: sqlite3.Connection, game_id: int,
 FAULTS = {"TIMEOUT": "no reply in time", "UNREACHABLE": "could not be reached",
           "HTTP_STATUS": "an HTTP status other than 200", "MALFORMED_REPLY": "a malformed reply",
           "RPC_ERROR": "a JSON-RPC error", "INVALID_MOVE": "not a move",
-          "ILLEGAL_MOVE": "an illegal move", "NOT_READY": "not ready in time"}
+          "ILLEGAL_MOVE": "an illegal move", "NOT_READY": "not ready in time",
+          "DISQUALIFIED": "a move that disqualified its player"}
 """What a fault was, in words, for a running game (whose fault details may name what the
 bot holds: "the tile Q is not in your rack IIVBOLA")."""
 
