@@ -33,7 +33,7 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from merknera.games.hexagons import lattice  # noqa: E402 (the bench runs from bench/)
+from merknera.games.hexagons import lattice
 
 REPO = Path(__file__).resolve().parent.parent
 LISTENING = re.compile(r"Merknera listening on (http://\S+)")

@@ -140,3 +140,13 @@ def _representatives() -> dict[str, str]:
                 if first != second:
                     parent[second] = first
     return {char: root(char) for char in parent}
+
+
+ANONYMOUS = "anonymous"
+"""The name of the guest that plays for people who give no name (a Kalaha board that anyone
+may move on): nobody may register it, or a name spelt like it."""
+
+
+def is_anonymous_name(name: BotName) -> bool:
+    """Whether ``name`` is :data:`ANONYMOUS`, however it is spelt."""
+    return name.key == name_key(ANONYMOUS) or name.shape == name_shape(ANONYMOUS)

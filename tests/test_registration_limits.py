@@ -111,3 +111,14 @@ async def test_a_name_from_before_the_rules_keeps_working(arena: Arena) -> None:
     assert status == 200 and "A new version" in reply["result"]["message"], reply
     _, refused, _ = await register(arena, "new\u00a0timer")
     assert "a space other than the plain space" in refused["error"]["message"]
+
+
+@pytest.mark.parametrize("name", ["anonymous", "ANONYMOUS", "ａｎｏｎｙｍｏｕｓ"])
+async def test_the_name_of_people_without_a_name_is_nobodys(make_arena: ArenaFactory,
+                                                            name: str) -> None:
+    arena = await make_arena()
+    before = await arena.counts()
+    status, reply, _ = await register(arena, name)
+    assert status == 200 and reply["error"]["code"] == jsonrpc.NOT_ALLOWED, reply
+    assert "kept for people who play without a name" in reply["error"]["message"]
+    assert await arena.counts() == before

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from merknera.names import NameRefusedError, check_bot_name
+from merknera.names import ANONYMOUS, NameRefusedError, check_bot_name, is_anonymous_name
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.scheduler.arena import Arena
 from merknera.store import bots, logs, now, users
@@ -21,8 +21,6 @@ from merknera.store.bots import Bot, BotMetadata, BotStatus
 
 GUEST_OWNER = "(guests)"
 """The user who owns every guest."""
-ANONYMOUS = "anonymous"
-"""The guest of players who give no name (its games are not rated)."""
 
 
 class GuestRefusedError(ValueError):
@@ -37,12 +35,12 @@ async def guest(arena: Arena, name: str | None, game: str) -> Bot:
         owner's bot holds (or one spelt like it), or that an admin disabled.
     """
     wanted = ANONYMOUS if name is None else name.strip()
-    if name is not None and wanted.casefold() == ANONYMOUS:
-        raise GuestRefusedError(f'the name "{ANONYMOUS}" is kept for players who give none')
     try:
         checked = check_bot_name(wanted)
     except NameRefusedError as exc:
         raise GuestRefusedError(str(exc)) from None
+    if name is not None and is_anonymous_name(checked):  # spelt any way
+        raise GuestRefusedError(f'the name "{ANONYMOUS}" is kept for players who give none')
     version = game.lower()
 
     def work(conn: sqlite3.Connection) -> tuple[Bot, bool]:
@@ -50,19 +48,25 @@ async def guest(arena: Arena, name: str | None, game: str) -> Bot:
         owner_id = owner.id if owner is not None else users.insert_user(conn, GUEST_OWNER,
                                                                         now())
         held = bots.by_name(conn, wanted)
-        others = [bot for bot in held if bot.owner != GUEST_OWNER]
+        # The anonymous guest is nobody's name: a bot that took it first does not bar it.
+        others = [bot for bot in held if bot.owner != GUEST_OWNER] if name is not None else []
         if others:
             raise GuestRefusedError(f'the name "{wanted}" belongs to a bot of '
                                     f"{others[0].owner}; choose another name")
-        alike = bots.look_alikes(conn, checked)
+        alike = bots.look_alikes(conn, checked) if name is not None else []
         if alike:
             raise GuestRefusedError(f'the name "{wanted}" is too like "{alike[0].name}", '
                                     "which plays here already; choose another name")
-        mine = next((bot for bot in held if bot.version == version), None)
+        own = [bot for bot in held if bot.owner == GUEST_OWNER]
+        mine = next((bot for bot in own if bot.version == version), None)
+        # A name an admin disabled is disabled in every game (as a registered name is in
+        # every version); the anonymous guest game by game.
+        barred = next((bot for bot in (own if name is not None else [mine])
+                       if bot is not None and bot.status is BotStatus.DISABLED), None)
+        if barred is not None:
+            raise GuestRefusedError(f'"{wanted}" is disabled by an admin '
+                                    f"({barred.disabled_reason})")
         if mine is not None:
-            if mine.status is BotStatus.DISABLED:
-                raise GuestRefusedError(f'"{wanted}" is disabled by an admin '
-                                        f"({mine.disabled_reason})")
             return mine, False
         bot = bots.insert(conn, name=wanted, version=version, game=game, user_id=owner_id,
                           meta=BotMetadata("", protocol=BotProtocol.GUEST), secret="",

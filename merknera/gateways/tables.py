@@ -108,7 +108,7 @@ class Tables:
         if record is None or record.game not in arena.games:
             return None
         found = await bots.get_many(arena.db, [seat.bot_id for seat in record.seats])
-        if len(found) < len(record.seats):
+        if any(seat.bot_id not in found for seat in record.seats):  # one bot may hold two
             return None
         try:
             play = replay(record, arena.games[record.game], arena.config.rules_for(record.game),

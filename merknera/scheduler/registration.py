@@ -27,7 +27,7 @@ from merknera.games import (
 )
 from merknera.guard import AuthThrottle, Caller, RateLimitedError
 from merknera.guard.throttle import Buckets
-from merknera.names import BotName, NameRefusedError, check_bot_name, check_text
+from merknera.names import BotName, NameRefusedError, check_bot_name, check_text, is_anonymous_name
 from merknera.protocol import jsonrpc
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.protocol.excerpt import excerpt
@@ -292,6 +292,9 @@ def _checked(check: Callable[[str], T], text: str) -> T:
 def _check_new_name(conn: sqlite3.Connection, name: BotName, user: users.User,
                     max_names: int) -> None:
     """Refuse a new name that looks like a name in use, or one name too many."""
+    if is_anonymous_name(name):
+        raise RegistrationError(jsonrpc.NOT_ALLOWED, f'The bot name "{name.text}" is kept for '
+                                "people who play without a name; choose another name")
     alike = bots.look_alikes(conn, name)
     theirs = next((b for b in alike if b.user_id != user.id), None)
     if theirs is not None:

@@ -231,11 +231,12 @@ async def game_summary(db: Database, game_id: int) -> dict[str, Any] | None:
     and its seats."""
     row = await db.fetchone(
         "SELECT id, game, status, outcome, reason, detail, created_at, started_at, "
-        "finished_at, origin, contest, tournament_id, round FROM games WHERE id = ?",
+        "finished_at, origin, contest, tournament_id, round, rated FROM games WHERE id = ?",
         (game_id,))
     if row is None:
         return None
     game = _dict(row)
+    game["rated"] = bool(game["rated"])
     game["seats"] = (await _seats(db, [game_id])).get(game_id, [])
     return game
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from merknera.gateways.battlebot import wire
 from merknera.gateways.battlebot.wire import BattlebotGame, Era, Login
-from merknera.names import NameRefusedError, check_bot_name, check_text
+from merknera.names import NameRefusedError, check_bot_name, check_text, is_anonymous_name
 from merknera.scheduler.arena import Arena
 from merknera.store import Database, bots, logs, now, users
 from merknera.store.bots import Bot, BotMetadata, BotStatus
@@ -76,6 +76,9 @@ async def register(arena: Arena, era: Era, game: BattlebotGame, name: str,
         check_text(owner, "owner name")
     except NameRefusedError as exc:
         raise RegistrationRefusedError(str(exc)) from None
+    if is_anonymous_name(checked):
+        raise RegistrationRefusedError(f'The name "{name}" is kept for people who play without '
+                                       "a name")
     if len(owner) > LONGEST_OWNER:
         raise RegistrationRefusedError(f"The owner name is longer than {LONGEST_OWNER} characters")
     credential = secrets.token_hex(32)

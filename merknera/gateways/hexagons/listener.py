@@ -156,6 +156,9 @@ class HexagonsListener:
         await _turn(seat, after)
         if room.delay:
             await asyncio.sleep(room.delay)
+            if seat.to_move and seat.seating.deadline is not None:
+                # The turn runs from the token's delivery, not from the state's.
+                seat.seating.deadline += room.delay
         return self._answer(room, seat, wire.delta(room.game_object(self._game), since))
 
     def _answer(self, room: Room, seat: PolledSeat, document: JSONObject) -> web.Response:

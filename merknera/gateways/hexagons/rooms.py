@@ -100,7 +100,10 @@ class Room:
         """The original's Game object now (``"disqualified"`` scores included)."""
         state = self.current()
         if state is None:
-            names = [bot.name for bot in self.joined]
+            # Once started (before the runner's first state) the players are in their
+            # seats' order, as every later Game object shows them, not in the joins'.
+            seated = self.joined if self.table is None else self.table.bots
+            names = [bot.name for bot in seated]
             return {"rows": self.rows, "cols": self.cols, "lines": [], "hexagons": [],
                     "players": [{"name": name, "score": 0} for name in names],
                     "state": INITIATING if self.table is None else IN_PLAY}

@@ -28,6 +28,7 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import re
 import uuid
 from dataclasses import dataclass
 
@@ -170,11 +171,15 @@ def read_board_id(text: str) -> str:
 
     :raises ApiError: 400 for anything else, in Spring's words.
     """
-    try:
-        return str(uuid.UUID(text))
-    except ValueError:
+    # Java's UUID.fromString wants the dashed form; Python's would also read 32 bare hex
+    # digits, braces and a URN.
+    if _DASHED.fullmatch(text) is None:
         raise ApiError(400, "Failed to convert value of type 'java.lang.String' to required "
-                            f"type 'java.util.UUID'; Invalid UUID string: {text}") from None
+                            f"type 'java.util.UUID'; Invalid UUID string: {text}")
+    return str(uuid.UUID(text))
+
+
+_DASHED = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
 def check_play(board: Board, play: Play) -> None:
