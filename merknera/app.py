@@ -33,7 +33,7 @@ from merknera.scheduler.tournaments import Director
 from merknera.seats import JsonRpcTransport, Seats, SquelchRestTransport
 from merknera.seats.polled import PolledTransport
 from merknera.store import Database, ratings
-from merknera.web import admin, api, live, openapi, pages, replay, site
+from merknera.web import admin, api, live, openapi, pages, play, replay, site
 
 log = logging.getLogger(__name__)
 
@@ -263,6 +263,7 @@ def build_app(config: Config, platform: Platform | None = None) -> web.Applicati
     app[api.PUBLIC_URL_KEY] = config.public_url.rstrip("/")
     app[admin.OPS_KEY] = lambda: platform
     app[live.EVENTS_KEY] = platform.events
+    app[play.TABLES_KEY] = lambda: platform.tables
     streams = app[live.STREAMS_KEY] = live.Streams()
     app.on_shutdown.append(streams.close_all)
     site.setup(app)
@@ -287,4 +288,5 @@ def build_app(config: Config, platform: Platform | None = None) -> web.Applicati
     app.router.add_routes(openapi.routes)
     app.router.add_routes(admin.routes)
     app.router.add_routes(pages.routes)
+    app.router.add_routes(play.routes)
     return app

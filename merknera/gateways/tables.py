@@ -160,9 +160,9 @@ class Tables:
                                    handle=handle, rated=rated)
             for seat, bot in enumerate(seated):
                 others = ", ".join(n for s, n in enumerate(names) if s != seat)
+                # Not the handle: it lets its holder move (a board's id, a person's token).
                 logs.add(conn, bot.id, f"A game against {others} was started at a gateway "
-                                       f"(gameId: {game_id}, {handle}); you are seat {seat}",
-                         game_id)
+                                       f"(gameId: {game_id}); you are seat {seat}", game_id)
             return game_id
 
         table = Table(0, mnemonic, handle, tuple(seated), {}, data=data or {})

@@ -37,6 +37,11 @@ class PolledSeat:
         self.seating = Seating(game_id)
         self.seen: Witnessed | None = None
         """The latest state the seat was shown."""
+        self.opening: object = None
+        """The game's first state (the runner's state object), once the seat was shown it."""
+        self.moves: list[tuple[Seat | None, JSON]] = []
+        """Every move since the first state, in order: the seat that made it (None for
+        chance) and the move as the game writes it (a client's history of the game)."""
         self.version = 0
         """How many changes the seat saw: states shown, faults told, the end."""
         self._moved_at = -1
@@ -106,6 +111,11 @@ class PolledSeat:
     def show(self, seen: Witnessed) -> None:
         """The runner shows the seat a state."""
         view = seen.view
+        if seen.mover is None and seen.move is None:
+            self.opening = seen.state
+            self.moves.clear()
+        else:
+            self.moves.append((seen.mover, seen.move))
         self.seen = seen
         self.seating.moved_on(view, seen.to_move, self.turn_limit, lambda message: None)
         self._bump()

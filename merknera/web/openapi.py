@@ -14,6 +14,7 @@ from merknera import __version__
 from merknera.games import REGISTRY
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.store.games import GameStatus
+from merknera.web.play import PLAYABLE
 
 routes = web.RouteTableDef()
 
@@ -35,6 +36,10 @@ _NAME = {"name": "name", "in": "path", "required": True, "schema": {"type": "str
          "description": "The user's name"}
 _GAME = {"type": "string", "enum": sorted(REGISTRY)}
 _LIMIT = {"type": "integer", "minimum": 1}
+_PLAYABLE = {"type": "string", "enum": list(PLAYABLE)}
+_TOKEN = {"name": "token", "in": "path", "required": True,
+          "schema": {"type": "string", "format": "uuid"},
+          "description": "The secret token POST /api/play gave"}
 
 
 def _ok(description: str, schema: JSONSchema) -> JSONSchema:
@@ -49,6 +54,18 @@ def _errors(*statuses: int) -> JSONSchema:
             429: "Too many attempts (wrong tokens, open streams) from your address; "
                  "Retry-After says when to try again",
             503: "Too many live streams are open"}
+    return {str(status): {"description": what[status],
+                          "content": {"application/json": {"schema": _ref("Error")}}}
+            for status in statuses}
+
+
+def _play_errors(*statuses: int) -> JSONSchema:
+    what = {400: "The request or the move is not usable (the move is not played)",
+            404: "No game is played with that token",
+            409: "Not now: not your turn, the game is over, or the bot is not online",
+            413: "The body is too large",
+            429: "Too many requests or open games from your address; Retry-After says when",
+            503: "Too many games are open; Retry-After says when"}
     return {str(status): {"description": what[status],
                           "content": {"application/json": {"schema": _ref("Error")}}}
             for status in statuses}
@@ -107,6 +124,9 @@ _SCHEMAS: dict[str, JSONSchema] = {
     "Seat": {"type": "object", "properties": {
         "seat": {"type": "integer"}, "bot_id": {"type": "integer"}, "name": {"type": "string"},
         "version": {"type": "string"},
+        "protocol": {"type": "string", "description": "How the bot plays: jsonrpc, "
+                     "squelch-rest, battlebot-salt, battlebot-graphql, or guest (a player "
+                     "without an account: a hexagons client, a Kalaha board, a person)"},
         "result": {"type": ["string", "null"], "enum": ["WIN", "DRAW", "LOSS", "NONE", None]},
         "rank": {"type": ["integer", "null"]}, "score": {"type": ["number", "null"]}}},
     "GameSummary": {"type": "object", "properties": {
@@ -133,6 +153,32 @@ _SCHEMAS: dict[str, JSONSchema] = {
                  "fault": {"type": ["string", "null"]},
                  "fault_detail": {"type": ["string", "null"]},
                  "created_at": {"type": "string"}}},
+    "Play": {"type": "object", "description": "A game a person plays in the browser",
+             "properties": {
+                 "game": _PLAYABLE, "name": {"type": "string"},
+                 "game_id": {"type": "integer"}, "url": {"type": "string"},
+                 "token": {"type": ["string", "null"]},
+                 "seat": {"type": "integer", "description": "Your seat"},
+                 "players": {"type": "array", "items": {"type": "object", "properties": {
+                     "seat": {"type": "integer"}, "name": {"type": "string"},
+                     "bot_id": {"type": "integer"}, "version": {"type": "string"},
+                     "you": {"type": "boolean"}}}},
+                 "rated": {"type": "boolean"},
+                 "turn_limit": {"type": "number", "description": "Seconds you have a move"},
+                 "view": {"description": "What a bot in your seat would be shown (NextMove's "
+                                         "params); null before the game opens"},
+                 "board": {"description": "The position as replays draw it"},
+                 "to_move": {"type": ["integer", "null"]},
+                 "your_turn": {"type": "boolean"},
+                 "legal": {"type": "array", "description": "Your legal moves, on your turn"},
+                 "moves": {"type": "array", "items": {"type": "object", "properties": {
+                     "seat": {"type": ["integer", "null"]}, "move": {},
+                     "text": {"type": "string"}}}},
+                 "over": {"type": "boolean"},
+                 "outcome": {"type": ["string", "null"],
+                             "enum": ["won", "lost", "draw", "none", None]},
+                 "reason": {"type": ["string", "null"]},
+                 "detail": {"type": ["string", "null"]}}},
     "Frame": {"type": "object", "description": "A row of the move log and the state after it",
               "properties": {
                   "seq": {"type": "integer"}, "seat": {"type": "integer"}, "move": {},
@@ -148,7 +194,7 @@ DOCUMENT: JSONSchema = {
              "description": "The results API of a Merknera arena: bots, games with their move "
                             "logs and replays, ratings, tournaments, live events, and the "
                             "admin calls. Bots speak JSON-RPC at POST /rpc (see /protocol)."},
-    "tags": [{"name": "results"}, {"name": "live"}, {"name": "admin"}],
+    "tags": [{"name": "results"}, {"name": "live"}, {"name": "play"}, {"name": "admin"}],
     "components": {
         "schemas": _SCHEMAS,
         "securitySchemes": {
@@ -241,6 +287,47 @@ DOCUMENT: JSONSchema = {
         "/api/games-hosted": _get("The games this platform hosts",
                                   _ok("Games", {"type": "object"})),
         "/api/openapi.json": _get("This document", _ok("OpenAPI 3.1", {"type": "object"})),
+        "/api/play/opponents": _get(
+            "The bots of a game a person may play in the browser now",
+            _ok("Bots", {"type": "object", "properties": {
+                "game": _PLAYABLE, "bots": {"type": "array", "items": {
+                    "type": "object", "properties": {
+                        "id": {"type": "integer"}, "name": {"type": "string"},
+                        "version": {"type": "string"}, "owner": {"type": "string"}}}}}}),
+            parameters=[_query("game", "The game", _PLAYABLE, required=True)],
+            errors=(400, 429), tag="play"),
+        "/api/play": {"post": {
+            "summary": "Start a game against a bot; answered once it is your turn or over",
+            "tags": ["play"],
+            "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                "type": "object", "required": ["game", "opponent"], "properties": {
+                    "game": _PLAYABLE, "opponent": {"type": "integer"},
+                    "name": {"type": "string", "description": "Play as this guest (rated); "
+                                                          "without: anonymous, unrated"},
+                    "seat": {"type": "integer", "enum": [0, 1], "default": 0,
+                             "description": "0: you move first"}}}}}},
+            "responses": {"201": {"description": "Started",
+                                  "content": {"application/json": {"schema": _ref("Play")}}},
+                          **_play_errors(400, 409, 413, 429, 503)}}},
+        "/api/play/{token}": _get(
+            "The game played with this token", _ok("The game", _ref("Play")),
+            parameters=[_TOKEN, _query("wait", "1: once it is your turn or over (at most "
+                                               "25 s)", {"type": "string"})],
+            errors=(404, 429), tag="play"),
+        "/api/play/{token}/moves": {"post": {
+            "summary": "Your move, as a bot would reply to NextMove; answered once it is "
+                       "your turn again or over",
+            "tags": ["play"], "parameters": [_TOKEN],
+            "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                "type": "object", "required": ["move"], "properties": {"move": {}}}}}},
+            "responses": {**_ok("The game", _ref("Play")),
+                          **_play_errors(400, 404, 409, 413, 429)}}},
+        "/api/play/kalaha/{board}": _get(
+            "The game of a Kalaha board made at the Kalaha listener (read only)",
+            _ok("The game", _ref("Play")),
+            parameters=[{"name": "board", "in": "path", "required": True,
+                         "schema": {"type": "string", "format": "uuid"}}],
+            errors=(404, 429), tag="play"),
         "/api/admin/bots/{id}/disable": _admin(
             "Take a bot out of play", parameters=[_ID],
             body={"type": "object", "properties": {"reason": {"type": "string"}}}),

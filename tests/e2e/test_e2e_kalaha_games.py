@@ -152,6 +152,10 @@ async def test_a_named_person_plays_the_reference_bot_to_the_end(e2e: E2E) -> No
         return (game if game["status"] == "FINISHED" else None), game["status"]
 
     game = await e2e.wait_until("the game to be finished", finished)
+    # The board's id lets its holder move for the person: no bot's log (its owner reads
+    # it) names it.
+    logged = e2e.read_db("SELECT message FROM bot_log WHERE game_id = ?", (game_id,))
+    assert logged and not [row[0] for row in logged if board in row[0]], logged
     assert game["reason"] == "NORMAL", game
     assert game_of(e2e, board)["rated"] == 1  # a named person's game is rated
     seats = sorted(game["seats"], key=lambda s: s["seat"])
