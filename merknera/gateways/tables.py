@@ -182,7 +182,7 @@ class Tables:
                                                       turn_limit)
         self._tables[(mnemonic, handle)] = table
         self._spawn(self._watch(table))
-        self._scheduler.submit([table.game_id])
+        self._scheduler.submit([table.game_id], people=True)
         return table
 
     def _turn_out(self, table: Table) -> None:

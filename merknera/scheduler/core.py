@@ -24,6 +24,7 @@ class Scheduler:
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
         self._tasks: dict[int, asyncio.Task[None]] = {}
+        self._people: set[int] = set()
         self._idle = asyncio.Event()
         self._idle.set()
         self._stopping = False
@@ -51,13 +52,21 @@ class Scheduler:
                 log.warning("games without a runner, started again: %s", orphans[:20])
                 self.submit(orphans)
 
-    def submit(self, game_ids: Iterable[int]) -> None:
-        """Start runners for these games (a game already running is left alone)."""
+    def submit(self, game_ids: Iterable[int], *, people: bool = False) -> None:
+        """Start runners for these games (a game already running is left alone).
+
+        ``people``: the games' clients started them and play them at their own pace (a
+        gateway's polling clients): they are not counted in :attr:`running`, so that
+        idle boards never take the ladder's room (they hold no place in play while their
+        clients think).
+        """
         if self._stopping:
             return
         for game_id in game_ids:
             if game_id in self._tasks:
                 continue
+            if people:
+                self._people.add(game_id)
             task = asyncio.create_task(GameRunner(self.arena, game_id).run(),
                                        name=f"game-{game_id}")
             self._tasks[game_id] = task
@@ -66,6 +75,7 @@ class Scheduler:
 
     def _done(self, game_id: int, _task: asyncio.Task[None]) -> None:
         self._tasks.pop(game_id, None)
+        self._people.discard(game_id)
         if not self._tasks:
             self._idle.set()
 
@@ -80,8 +90,9 @@ class Scheduler:
 
     @property
     def running(self) -> int:
-        """Runner tasks alive (playing, waiting for a slot, or waiting for a bot)."""
-        return len(self._tasks)
+        """Runner tasks alive (playing, waiting for a slot, or waiting for a bot), but
+        those of games that people play at a gateway (see :meth:`submit`)."""
+        return len(self._tasks) - len(self._people)
 
     async def wait_idle(self) -> None:
         """Wait until no game is left to play."""

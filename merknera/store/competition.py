@@ -48,7 +48,7 @@ class Contender(NamedTuple):
 _CONTENDERS = """
 WITH busy(bot_id) AS (
     SELECT seats.bot_id FROM games JOIN seats ON seats.game_id = games.id
-    WHERE games.status IN ('PENDING', 'RUNNING')
+    WHERE games.status IN ('PENDING', 'RUNNING') AND games.handle IS NULL
     GROUP BY seats.bot_id HAVING COUNT(*) >= :cap)
 SELECT wanted.value,
        COALESCE(ratings.mu, :mu), COALESCE(ratings.sigma, :sigma),
@@ -64,7 +64,8 @@ WHERE wanted.value NOT IN busy
 def contenders(conn: sqlite3.Connection, bot_ids: Sequence[int],
                cap: int) -> list[Contender]:
     """Those of the bots with fewer than ``cap`` unfinished games, with their ratings and
-    first seats."""
+    first seats.  Games that people started at a gateway (those with a handle) do not
+    count: a person's idle boards against a bot must not keep it out of the ladder."""
     return [Contender(*row) for row in conn.execute(_CONTENDERS, {
         "bot_ids": json.dumps(list(bot_ids)), "cap": cap, "mu": DEFAULT.mu,
         "sigma": DEFAULT.sigma, "first_seat_games": FIRST_SEAT_GAMES})]
