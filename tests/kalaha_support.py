@@ -211,7 +211,7 @@ async def start_kalaha(e2e: E2E, person_turn_limit: str, **options: str) -> Boar
     """The platform with its Kalaha listener on a free port."""
     port = free_port()
     await e2e.start_platform(None, kalaha_port=str(port), person_turn_limit=person_turn_limit,
-                             max_open_games_per_client="100", **options)
+                             **{"max_open_games_per_client": "100", **options})
     return Boards(e2e, f"http://127.0.0.1:{port}")
 
 

@@ -12,6 +12,7 @@ A player who gives none plays as :data:`ANONYMOUS`, whose games rate nobody.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 
 from merknera.names import ANONYMOUS, NameRefusedError, check_bot_name, is_anonymous_name
 from merknera.protocol.bot_protocols import BotProtocol
@@ -27,12 +28,23 @@ class GuestRefusedError(ValueError):
     """A name a guest may not play under, and why."""
 
 
-async def guest(arena: Arena, name: str | None, game: str) -> Bot:
+class GuestThrottledError(GuestRefusedError):
+    """A new name refused for now: the client's address made as many as it may."""
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+async def guest(arena: Arena, name: str | None, game: str,
+                admit: Callable[[], None] = lambda: None) -> Bot:
     """The guest bot that plays ``game`` as ``name`` (:data:`ANONYMOUS` for None), made if
-    there is none yet.
+    there is none yet (``admit`` is called first, and may refuse: a client without an
+    account must not make names without end).
 
     :raises GuestRefusedError: for a name that is not a valid bot name, or that another
-        owner's bot holds (or one spelt like it), or that an admin disabled.
+        owner's bot holds (or one spelt like it), or that an admin disabled;
+        :class:`GuestThrottledError` when ``admit`` refuses a new name.
     """
     wanted = ANONYMOUS if name is None else name.strip()
     try:
@@ -68,6 +80,7 @@ async def guest(arena: Arena, name: str | None, game: str) -> Bot:
                                     f"({barred.disabled_reason})")
         if mine is not None:
             return mine, False
+        admit()
         bot = bots.insert(conn, name=wanted, version=version, game=game, user_id=owner_id,
                           meta=BotMetadata("", protocol=BotProtocol.GUEST), secret="",
                           status=BotStatus.OFFLINE)

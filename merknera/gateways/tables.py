@@ -12,18 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import secrets
 import sqlite3
 import time
 from collections import OrderedDict
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from merknera.games import MoveError
-from merknera.gateways.guests import is_anonymous
+from merknera.gateways.guests import GuestThrottledError, is_anonymous
 from merknera.guard.holdings import FullError, Holdings
-from merknera.guard.throttle import RateLimitedError
+from merknera.guard.throttle import Buckets, RateLimitedError
 from merknera.scheduler.core import Scheduler
 from merknera.scheduler.play import ReplayError, replay
 from merknera.seats.polled import PolledSeat, PolledTransport
@@ -85,6 +86,9 @@ class Tables:
         self._open: Holdings[Table] = Holdings(config.max_open_games,
                                                config.max_open_games_per_client, "games")
         self._tables: dict[tuple[str, str], Table] = {}
+        self._new_names = Buckets(config.registration_burst, config.registration_interval)
+        self.forgotten: list[Callable[[Table], None]] = []
+        """Called with each ended game as it is forgotten (dropped from memory)."""
         self._ended: OrderedDict[tuple[str, str], Table] = OrderedDict()
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -99,6 +103,29 @@ class Tables:
         if table is not None:
             return table.game_id
         return await self._arena.db.read(lambda conn: games.by_handle(conn, mnemonic, handle))
+
+    def new_name(self, client: str) -> Callable[[], None]:
+        """The ``admit`` of :func:`~merknera.gateways.guests.guest` for ``client``: an
+        address may make ``registration_burst`` new guest names, then one every
+        ``registration_interval`` seconds (a user's registrations' limits; here nobody
+        is signed in)."""
+        def admit() -> None:
+            wait = self._new_names.take(client)
+            if wait > 0:
+                raise GuestThrottledError(
+                    "your address has made as many new player names as it may for now; "
+                    f"play under one of them, or try again in {math.ceil(wait)} s", wait)
+        return admit
+
+    def room_for(self, client: str) -> None:
+        """Check that ``client`` may open another game now (before making its guests).
+
+        :raises TableRefusedError: 429 when it holds its share already.
+        """
+        held, share = self._open.held(client), self._open.per_client
+        if held >= share:
+            raise TableRefusedError(f"your address holds {share} games open already; finish "
+                                    "one first", 429, 5.0)
 
     async def replayed(self, game_id: int) -> tuple[GameRecord, object] | None:
         """A stored game and its state now, rebuilt from its move log (a game no longer
@@ -213,6 +240,8 @@ class Tables:
             del self._ended[key]
             if self._tables.get(key) is table:
                 del self._tables[key]
+            for forget in self.forgotten:
+                forget(table)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(work)

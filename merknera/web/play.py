@@ -45,7 +45,7 @@ from yarl import URL
 
 from merknera.config import Config
 from merknera.games import CHANCE, JSON, REGISTRY, AnyGame, JSONObject, MoveError, Seat
-from merknera.gateways.guests import GuestRefusedError, guest, is_anonymous
+from merknera.gateways.guests import GuestRefusedError, GuestThrottledError, guest, is_anonymous
 from merknera.gateways.tables import Table, TableRefusedError, Tables
 from merknera.guard import GUARD_KEY, BodyError
 from merknera.protocol.bot_protocols import BotProtocol
@@ -193,14 +193,21 @@ async def start(request: web.Request) -> web.Response:
     if bot is None:
         raise _Refusal(409, f"bot {opponent} is not an online {game.name} bot that "
                             "people may play now")
+    client = request.app[GUARD_KEY].client(request)
     try:
-        person = await guest(tables.arena, name, game.mnemonic)
+        tables.room_for(client)  # before a guest is made for the request
+        person = await guest(tables.arena, name, game.mnemonic, tables.new_name(client))
+    except TableRefusedError as exc:
+        raise _Refusal(exc.status, str(exc), {"Retry-After": "5"}) from None
+    except GuestThrottledError as exc:
+        raise _Refusal(429, str(exc), {"Retry-After": str(max(1, round(exc.retry_after)))}
+                       ) from None
     except GuestRefusedError as exc:
         raise _Refusal(400, f"that name cannot be used: {exc}") from None
     token = str(uuid.uuid4())
     seated = [person, bot] if seat == 0 else [bot, person]
     try:
-        table = await tables.start(request.app[GUARD_KEY].client(request), game.mnemonic,
+        table = await tables.start(client, game.mnemonic,
                                    token_handle(token), seated, [seat],
                                    tables.arena.config.person_turn_limit,
                                    data={"play": seat})

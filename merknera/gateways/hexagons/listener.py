@@ -95,12 +95,15 @@ class HexagonsListener:
             size = wire.read_new_game(body)
         except RequestRefusedError as exc:
             raise RoomError(403, str(exc)) from None
-        room = self._rooms.create(self._guard.client(request), size.rows, size.cols,
-                                  _delay(body))
+        room = await self._rooms.create(self._guard.client(request), size.rows, size.cols,
+                                        _delay(body))
         return _created(room.handle)
 
     async def _match(self, request: web.Request) -> web.Response:
-        handle = await self._rooms.match(self._guard.client(request))
+        def gone() -> bool:
+            return request.transport is None or request.transport.is_closing()
+
+        handle = await self._rooms.match(self._guard.client(request), gone)
         return _created(handle)
 
     async def _view(self, request: web.Request) -> web.Response:
@@ -119,8 +122,19 @@ class HexagonsListener:
 
     # -- players ----------------------------------------------------------------------------
 
+    async def _room(self, request: web.Request, ended: str) -> Room:
+        """The game of the request's path; one that ended a while ago (in the store only)
+        is 410 with ``ended``, as while it was in memory."""
+        handle = request.match_info["id"]
+        try:
+            return self._rooms.get(handle)
+        except RoomError:
+            if await self._rooms.stored_id(handle) is not None:
+                raise RoomError(410, ended) from None
+            raise
+
     async def _join(self, request: web.Request) -> web.Response:
-        room = self._rooms.get(request.match_info["id"])
+        room = await self._room(request, "game already started")
         try:
             name = wire.read_player(await self._body(request))
         except RequestRefusedError as exc:
@@ -130,7 +144,7 @@ class HexagonsListener:
         return self._answer(room, seat, room.game_object(self._game))
 
     async def _move(self, request: web.Request) -> web.Response:
-        room = self._rooms.get(request.match_info["id"])
+        room = await self._room(request, "game finished")
         body = await self._body(request)
         table = room.table
         if table is None:

@@ -17,14 +17,14 @@ import secrets
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
 from merknera.events import GameFinished
 from merknera.games import JSONObject, Seat, SeatResult
 from merknera.games.hexagons import Hexagons, HexagonsState
-from merknera.gateways.guests import GuestRefusedError, guest
+from merknera.gateways.guests import GuestRefusedError, GuestThrottledError, guest
 from merknera.gateways.hexagons import wire
 from merknera.gateways.hexagons.wire import COMPLETED, IN_PLAY, INITIATING, Snapshot
 from merknera.gateways.tables import Table, TableRefusedError, Tables
@@ -69,7 +69,9 @@ class Room:
     """The bot a ``/match`` game was made for (it joins with the client)."""
     started: asyncio.Event = field(default_factory=asyncio.Event)
     table: Table | None = None
-    dropped: bool = False
+    dropped: str | None = None
+    """Why the game was dropped before it started, if it was."""
+    starting: bool = False
     disqualified: set[str] = field(default_factory=set)
     tokens: dict[Seat, str] = field(default_factory=dict)
     """Each seat's current turn token."""
@@ -137,7 +139,9 @@ class Rooms:
         self._initiating: Holdings[Room] = Holdings(config.max_open_games,
                                                     config.max_open_games_per_client,
                                                     "hexagons games waiting for players")
-        self._queue: list[tuple[str, asyncio.Future[str]]] = []
+        self._queue: list[_Waiter] = []
+        self._by_game: dict[int, Room] = {}
+        tables.forgotten.append(self._forget)
         self._tasks: set[asyncio.Task[None]] = set()
         arena.finish_hooks.append(self._finished)
 
@@ -145,15 +149,18 @@ class Rooms:
 
     def listing(self) -> list[JSONObject]:
         """``GET /``: every game known, with its state."""
-        self._forget_old()
         return [{"id": room.handle, "state": room.state} for room in self._rooms.values()]
 
     def get(self, handle: str) -> Room:
         """The game ``handle``. :raises RoomError: 404 ``no such game``."""
         room = self._rooms.get(handle)
-        if room is None or room.dropped:
+        if room is None or room.dropped is not None:
             raise RoomError(404, "no such game")
         return room
+
+    async def stored_id(self, handle: str) -> int | None:
+        """The platform's id of the game ``handle``, in memory or in the store."""
+        return await self._tables.stored(GAME, handle)
 
     async def stored(self, handle: str) -> JSONObject | None:
         """The Game object of a game no longer in memory, from the store."""
@@ -170,18 +177,20 @@ class Rooms:
         shown = self.game.game_object(state, completed=record.termination is not None)
         return wire.disqualify(shown, frozenset(names))
 
-    def create(self, client: str, rows: int, cols: int, delay: float,
-               reserved: Bot | None = None) -> Room:
+    async def create(self, client: str, rows: int, cols: int, delay: float,
+                     reserved: Bot | None = None) -> Room:
         """``POST /``: a new game waiting for its players.
 
         :raises RoomError: 429/503 when the address (or everybody) has too many waiting.
         """
         handle = wire.new_game_id()
-        while handle in self._rooms:
+        # 32 bits: an old stored game may have the id (even odds after some 77,000 games).
+        while handle in self._rooms or await self._tables.stored(GAME, handle) is not None:
             handle = wire.new_game_id()
         room = Room(handle, rows, cols, delay, client, reserved=reserved)
         try:
-            self._initiating.take(client, room, lambda: self._drop(room))
+            self._initiating.take(client, room, lambda: self._drop(
+                room, "its address gave its place to another game"))
         except RateLimitedError as exc:
             raise RoomError(429, exc.message, exc.retry_after) from None
         except FullError as exc:
@@ -195,13 +204,15 @@ class Rooms:
 
         :raises RoomError: 410 ``game already started``; 403 for a name that may not play.
         """
-        if room.table is not None or room.dropped or len(room.joined) >= 2:
+        if _full(room):
             raise RoomError(410, "game already started")
         try:
-            bot = await guest(self._arena, name, GAME)
+            bot = await guest(self._arena, name, GAME, self._tables.new_name(client))
+        except GuestThrottledError as exc:
+            raise RoomError(429, str(exc), exc.retry_after) from None
         except GuestRefusedError as exc:
             raise RoomError(403, f"invalid player data: {exc}") from None
-        if room.table is not None or room.dropped or len(room.joined) >= 2:
+        if _full(room):
             raise RoomError(410, "game already started")
         if any(other.id == bot.id for other in room.joined):
             raise RoomError(403, f"invalid player data: {bot.name} has joined this game "
@@ -211,6 +222,7 @@ class Rooms:
         if room.reserved is not None:
             players.append(room.reserved)
         if len(players) == 2:
+            room.starting = True
             await self._start(room, players)
         try:
             async with asyncio.timeout(max(0.0, self._join_deadline(room) - time.monotonic())):
@@ -219,7 +231,8 @@ class Rooms:
             pass
         seat = room.seat_of(bot)
         if seat is None:
-            raise RoomError(410, "game abandoned: nobody else joined it in time")
+            why = room.dropped or "nobody else joined it in time"
+            raise RoomError(410, f"game abandoned: {why}")
         return bot, seat
 
     def join_wait(self) -> float:
@@ -240,82 +253,95 @@ class Rooms:
                 self._arena.config.hexagons_turn_limit,
                 settings={"rows": room.rows, "cols": room.cols})
         except TableRefusedError as exc:
-            room.dropped = True
-            self._initiating.give_back(room)
-            room.started.set()
+            self._drop(room, str(exc))
             raise RoomError(exc.status, str(exc), exc.retry_after) from None
+        except BaseException:
+            self._drop(room, "the server could not start it")
+            raise
+        self._by_game[room.table.game_id] = room
         self._initiating.give_back(room)
         room.started.set()
 
     async def _expire(self, room: Room) -> None:
         await asyncio.sleep(max(0.0, self._join_deadline(room) - time.monotonic()))
         if room.table is None:
-            self._drop(room)
+            self._drop(room, "nobody else joined it in time")
 
-    def _drop(self, room: Room) -> None:
-        """A game whose players did not all join in time (or whose address gave up its
-        place): gone, and its waiting player told so."""
+    def _drop(self, room: Room, why: str) -> None:
+        """A game that will not start (its players did not all join in time, its address
+        gave up its place, the server stops): gone, and its waiting player told why."""
         if room.table is not None:
             return
-        room.dropped = True
+        room.dropped = why
         self._initiating.give_back(room)
         self._rooms.pop(room.handle, None)
         room.started.set()
 
-    def _forget_old(self) -> None:
-        for handle, room in list(self._rooms.items()):
-            if room.table is not None and self._tables.find(GAME, handle) is None:
-                del self._rooms[handle]
+    def _forget(self, table: Table) -> None:
+        """The tables forgot a game that ended a while ago: so do the rooms (its handle is
+        then looked up in the store)."""
+        room = self._by_game.pop(table.game_id, None)
+        if room is not None and self._rooms.get(room.handle) is room:
+            del self._rooms[room.handle]
 
     async def _finished(self, finished: GameFinished) -> None:
         """A forfeit disqualified the loser (the original disqualified a player that took
         too long as well as one that sent a bad move)."""
-        if finished.game != GAME or not finished.termination.is_forfeit:
+        room = self._by_game.get(finished.game_id)
+        if room is None or room.table is None or not finished.termination.is_forfeit:
             return
-        for room in self._rooms.values():
-            if room.table is not None and room.table.game_id == finished.game_id:
-                for bot, result in zip(room.table.bots, finished.results, strict=True):
-                    if result is SeatResult.LOSS:
-                        room.disqualified.add(bot.name)
+        for bot, result in zip(room.table.bots, finished.results, strict=True):
+            if result is SeatResult.LOSS:
+                room.disqualified.add(bot.name)
 
     # -- /match -----------------------------------------------------------------------------
 
-    async def match(self, client: str) -> str:
+    async def match(self, client: str, gone: Callable[[], bool]) -> str:
         """``GET /match``: wait for another client (or, after ``hexagons_match_wait``, an
-        online Hexagons bot), then a new game's handle."""
-        waiting = [c for c, future in self._queue if not future.done()]
-        if waiting.count(client) >= self._arena.config.max_open_games_per_client:
+        online Hexagons bot), then a new game's handle.  ``gone`` says whether the
+        client has left (aiohttp does not cancel a handler whose client went away): a
+        waiter that left is never paired.
+        """
+        self._queue[:] = [w for w in self._queue if not w.future.done() and not w.gone()]
+        if [w.client for w in self._queue].count(client) >= (
+                self._arena.config.max_open_games_per_client):
             raise RoomError(429, "your address has as many clients waiting for a match as "
                                  "it may have games", 5.0)
-        for index, (other, future) in enumerate(self._queue):
-            if not future.done():
-                del self._queue[index]
-                room = self._random_room(other)
-                future.set_result(room.handle)
-                return room.handle
-        mine: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        self._queue.append((client, mine))
+        while self._queue:
+            other = self._queue.pop(0)
+            try:
+                room = await self._random_room(other.client)
+            except RoomError as exc:
+                other.future.set_exception(exc)  # the waiter's address is at its limit
+                continue
+            other.future.set_result(room.handle)
+            return room.handle
+        mine = _Waiter(client, gone, asyncio.get_running_loop().create_future())
+        self._queue.append(mine)
         try:
             while True:
                 try:
                     async with asyncio.timeout(self._arena.config.hexagons_match_wait):
-                        return await asyncio.shield(mine)
+                        return await asyncio.shield(mine.future)
                 except TimeoutError:
-                    if mine.done():
-                        return mine.result()
+                    if mine.future.done():
+                        return mine.future.result()
+                if gone():
+                    raise RoomError(410, "the client left")  # nobody reads this
                 bot = await self._tables.opponent(GAME)
-                if bot is not None and not mine.done():
-                    mine.cancel()
-                    return self._random_room(client, bot).handle
+                if bot is not None and not mine.future.done():
+                    mine.future.cancel()
+                    return (await self._random_room(client, bot)).handle
         finally:
-            self._queue[:] = [(c, f) for c, f in self._queue if f is not mine]
-            if not mine.done():
-                mine.cancel()
+            if mine in self._queue:
+                self._queue.remove(mine)
+            if not mine.future.done():
+                mine.future.cancel()
 
-    def _random_room(self, client: str, reserved: Bot | None = None) -> Room:
+    async def _random_room(self, client: str, reserved: Bot | None = None) -> Room:
         rows = secrets.choice(MATCH_ROWS)
         cols = min(25, max(3, rows + secrets.randbelow(7) - 3))
-        return self.create(client, rows, cols, 0.0, reserved)
+        return await self.create(client, rows, cols, 0.0, reserved)
 
     # -- upkeep -----------------------------------------------------------------------------
 
@@ -330,4 +356,23 @@ class Rooms:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         for room in list(self._rooms.values()):
-            self._drop(room)
+            self._drop(room, "the server is stopping")
+        for waiter in self._queue:
+            if not waiter.future.done():
+                waiter.future.set_exception(RoomError(503, "the server is stopping", 5.0))
+        self._queue.clear()
+
+
+@dataclass(eq=False)
+class _Waiter:
+    """A client in ``/match``'s queue."""
+
+    client: str
+    gone: Callable[[], bool]
+    future: asyncio.Future[str]
+
+
+def _full(room: Room) -> bool:
+    """Whether the game has its players (or is starting, or gone)."""
+    players = len(room.joined) + (room.reserved is not None)
+    return room.table is not None or room.starting or room.dropped is not None or players >= 2

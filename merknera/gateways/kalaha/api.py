@@ -36,7 +36,8 @@ from merknera.games import JSON, JSONObject
 from merknera.games.kalaha import PITS, PLAYERS, Board
 
 REASONS = {400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
-           415: "Unsupported Media Type", 500: "Internal Server Error"}
+           415: "Unsupported Media Type", 429: "Too Many Requests",
+           500: "Internal Server Error", 503: "Service Unavailable"}
 """The reason phrases Spring puts in ``error``."""
 
 PIT_RANGE = "Pit index should be between 0 and 5 inclusive"
@@ -49,6 +50,8 @@ class ApiError(Exception):
     status: int
     message: str
     errors: tuple[JSONObject, ...] = ()
+    retry_after: float | None = None
+    """Seconds to wait before asking again (429, 503: the platform's limits)."""
 
     def body(self, path: str, now: datetime.datetime | None = None) -> JSONObject:
         """Spring Boot's error body for a request to ``path``."""

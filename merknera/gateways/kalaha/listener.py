@@ -22,6 +22,7 @@ by that player on time, so an abandoned board ends by itself.
 from __future__ import annotations
 
 import json
+import math
 import uuid
 from collections.abc import Awaitable, Callable
 
@@ -29,7 +30,7 @@ from aiohttp import web
 
 from merknera.games import JSON, JSONObject, SeatResult
 from merknera.games.kalaha import PLAYERS, Board
-from merknera.gateways.guests import GuestRefusedError, guest
+from merknera.gateways.guests import GuestRefusedError, GuestThrottledError, guest
 from merknera.gateways.kalaha.api import (
     NOT_FOUND,
     ApiError,
@@ -50,6 +51,8 @@ MAX_BODY = 4096
 LONGEST_WAIT = 3600.0
 """A held PUT's longest wait (each move of the game has a turn limit well below)."""
 METHODS = "GET,POST,PUT"
+OPENING_WAIT = 10.0
+"""Seconds a PUT waits for a new board's game to show its first state."""
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -83,6 +86,11 @@ class KalahaListener:
         body = await self._body(request)
         handle = str(uuid.uuid4())
         opponent, name = _opponent_request(body)
+        client = self._guard.client(request)
+        try:
+            self._tables.room_for(client)  # before a guest is made for the request
+        except TableRefusedError as exc:
+            raise ApiError(exc.status, str(exc), retry_after=exc.retry_after) from None
         if opponent is None:
             person = await guest(self._arena, None, GAME)
             seated, polled = [person, person], [0, 1]
@@ -92,15 +100,17 @@ class KalahaListener:
                 raise ApiError(400, f"Bot {opponent} is not an online Kalaha bot with room "
                                     "for another game")
             try:
-                person = await guest(self._arena, name, GAME)
+                person = await guest(self._arena, name, GAME, self._tables.new_name(client))
+            except GuestThrottledError as exc:
+                raise ApiError(429, str(exc), retry_after=exc.retry_after) from None
             except GuestRefusedError as exc:
                 raise ApiError(400, f"Invalid name: {exc}") from None
             seated, polled = [person, bot], [0]
         try:
-            await self._tables.start(self._guard.client(request), GAME, handle, seated, polled,
+            await self._tables.start(client, GAME, handle, seated, polled,
                                      self._arena.config.person_turn_limit)
         except TableRefusedError as exc:
-            raise ApiError(exc.status, str(exc)) from None
+            raise ApiError(exc.status, str(exc), retry_after=exc.retry_after) from None
         return web.json_response(board_state(handle, Board()), status=201)
 
     async def _play(self, request: web.Request) -> web.Response:
@@ -148,10 +158,17 @@ class KalahaListener:
                                            winner))
 
     async def _ready(self, table: Table) -> PolledSeat:
-        """A polled seat of the board once the game shows its first state."""
+        """A polled seat of the board once the game shows its first state.
+
+        :raises ApiError: 503 if it has not begun within :data:`OPENING_WAIT` (its bot
+            is slow to answer NewGame, or the platform is busy): ask again.
+        """
         seat = table.any_seat()
-        if seat.seen is None:
-            await seat.changed(0, self._arena.config.person_turn_limit)
+        if seat.seen is None and not table.ended:
+            await seat.changed(0, OPENING_WAIT)
+        if seat.seen is None and not table.ended:
+            raise ApiError(503, "The game has not begun yet (its players are being asked to "
+                                "open it); try again", retry_after=1.0)
         return seat
 
     def _state(self, table: Table, handle: str) -> JSONObject:
@@ -226,7 +243,9 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
         return await handler(request)
     except ApiError as exc:
-        return web.json_response(exc.body(request.path), status=exc.status)
+        headers = {} if exc.retry_after is None else {
+            "Retry-After": str(max(1, math.ceil(exc.retry_after)))}
+        return web.json_response(exc.body(request.path), status=exc.status, headers=headers)
     except web.HTTPMethodNotAllowed as exc:
         refusal = ApiError(405, f"Request method '{request.method}' is not supported")
         return web.json_response(refusal.body(request.path), status=405,
