@@ -55,7 +55,8 @@ async def serve(workdir: Path) -> tuple[asyncio.subprocess.Process, str, str, st
         "--port", "0", "--hexagons-port", str(free_port()), "--kalaha-port", str(free_port()),
         "--log-level", "WARNING",
         "--max-connections-per-client", "2000", "--request-burst", "100000",
-        "--request-rate", "100000", "--max-open-games-per-client", "1000", cwd=REPO,
+        "--request-rate", "100000", "--max-open-games-per-client", "1000",
+        "--registration-burst", "100000", cwd=REPO,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
     assert process.stdout is not None
     found: list[str] = []
