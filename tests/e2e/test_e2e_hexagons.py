@@ -187,6 +187,7 @@ async def test_two_clients_play_a_game_to_its_end_and_it_is_a_platform_game(e2e:
         assert page.status == 200
         text = await page.text()
         assert "amy" in text and "bob" in text
+        assert "played at the hexagons listener" in text and "not rated" not in text
     bots = {b["name"]: b for b in (await e2e.get("/api/bots?game=HEXAGONS"))["bots"]}
     assert {name: (bot["protocol"], bot["owner"]) for name, bot in bots.items()} == {
         "amy": ("guest", "(guests)"), "bob": ("guest", "(guests)")}

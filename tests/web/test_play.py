@@ -308,6 +308,8 @@ async def check_the_end(served: Served, page: Watched, name: str, mnemonic: str)
     await expect(play).to_have_url(served.at(href))
     await expect(play.locator("h1")).to_contain_text(f"#{game_id}")
     await expect(play.locator("table.players")).to_contain_text(name)
+    where = "played on a Kalaha board" if mnemonic == "KALAHA" else "played by a person"
+    await expect(play.locator("main")).to_contain_text(where)
     await expect(play.locator("#position")).not_to_have_text("0 / 0")
     return game_id
 
