@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import enum
+import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from merknera.names import BotName, name_key, name_shape
 from merknera.protocol.bot_protocols import BotProtocol
-from merknera.store.db import Database, now
+from merknera.store.db import IDS, Database, now
 
 
 class BotStatus(enum.Enum):
@@ -164,8 +165,8 @@ async def get(db: Database, bot_id: int) -> Bot | None:
 
 async def get_many(db: Database, bot_ids: Sequence[int]) -> dict[int, Bot]:
     """Bot versions by id (the ones that exist)."""
-    marks = ",".join("?" * len(bot_ids))
-    rows = await db.fetchall(f"{_SELECT} WHERE bots.id IN ({marks})", tuple(bot_ids))
+    rows = await db.fetchall(f"{_SELECT} WHERE bots.id IN {IDS}",
+                             (json.dumps(list(bot_ids)),))
     return {row["id"]: bot_from_row(row) for row in rows}
 
 
@@ -205,9 +206,8 @@ async def mark_all_offline(db: Database) -> None:
 async def touch(db: Database, bot_ids: list[int]) -> None:
     """Record that these bots were heard from just now."""
     if bot_ids:
-        marks = ",".join("?" * len(bot_ids))
-        await db.write_one(f"UPDATE bots SET last_seen_at = ? WHERE id IN ({marks})",
-                           (now(), *bot_ids))
+        await db.write_one(f"UPDATE bots SET last_seen_at = ? WHERE id IN {IDS}",
+                           (now(), json.dumps(bot_ids)))
 
 
 def disable(conn: sqlite3.Connection, bot_id: int, by: str, reason: str,

@@ -8,15 +8,15 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from merknera.ratings import DEFAULT
+from merknera.store.db import IDS
 
 
 def ratings_of(conn: sqlite3.Connection,
                bot_ids: Sequence[int]) -> dict[int, tuple[float, float, int]]:
     """(mu, sigma, rated games) of the bots that have a rating."""
-    marks = ",".join("?" * len(bot_ids))
     return {row[0]: (row[1], row[2], row[3]) for row in conn.execute(
-        f"SELECT bot_id, mu, sigma, rated_games FROM ratings WHERE bot_id IN ({marks})",
-        tuple(bot_ids))}
+        f"SELECT bot_id, mu, sigma, rated_games FROM ratings WHERE bot_id IN {IDS}",
+        (json.dumps(list(bot_ids)),))}
 
 
 FIRST_SEAT_GAMES = 10
@@ -93,7 +93,6 @@ def recent_opponents(conn: sqlite3.Connection,
 
 def current(conn: sqlite3.Connection, bot_ids: Sequence[int]) -> list[int]:
     """Those of the bots still in play (neither superseded nor disabled)."""
-    marks = ",".join("?" * len(bot_ids))
     return [row[0] for row in conn.execute(
-        f"SELECT id FROM bots WHERE id IN ({marks}) AND status IN ('ONLINE', 'OFFLINE')",
-        tuple(bot_ids))]
+        f"SELECT id FROM bots WHERE id IN {IDS} AND status IN ('ONLINE', 'OFFLINE')",
+        (json.dumps(list(bot_ids)),))]

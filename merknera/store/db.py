@@ -33,6 +33,11 @@ E = TypeVar("E", bound=enum.Enum)
 _MIGRATION_NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
 
 
+IDS = "(SELECT value FROM json_each(?))"
+"""``IN`` this, with ids given as one JSON array: one SQL variable however many ids (SQLite
+allows 32,766 variables to a statement)."""
+
+
 class StoreError(RuntimeError):
     """The database cannot be used (wrong file, newer schema, failed migration)."""
 

@@ -12,7 +12,7 @@ from merknera.protocol.excerpt import excerpt
 from merknera.protocol.jsonrpc import EnvelopeError, loads
 from merknera.ratings import DEFAULT, Rating, bands, rank_key
 from merknera.store import ratings as rating_store
-from merknera.store.db import Database
+from merknera.store.db import IDS, Database
 from merknera.store.games import GameStatus
 
 _BOT_COLUMNS = (
@@ -168,12 +168,11 @@ async def list_games(db: Database, query: GameFilter) -> list[dict[str, Any]]:
 
 
 async def _seats(db: Database, game_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
-    marks = ",".join("?" * len(game_ids))
     rows = await db.fetchall(
         "SELECT seats.game_id, seats.seat, seats.bot_id, bots.name, bots.version, bots.protocol, "
         "seats.result, seats.rank, seats.score FROM seats JOIN bots ON bots.id = seats.bot_id "
-        f"WHERE seats.game_id IN ({marks}) ORDER BY seats.game_id, seats.seat",
-        tuple(game_ids))
+        f"WHERE seats.game_id IN {IDS} ORDER BY seats.game_id, seats.seat",
+        (json.dumps(game_ids),))
     by_game: dict[int, list[dict[str, Any]]] = {}
     for row in rows:
         seat = _dict(row)
@@ -245,10 +244,9 @@ async def running_games(db: Database, limit: int = 20) -> list[dict[str, Any]]:
     """Games being played now, newest first, each with its seats and moves so far."""
     found = await list_games(db, GameFilter(status="RUNNING", limit=limit))
     if found:
-        marks = ",".join("?" * len(found))
         counts = {row[0]: row[1] for row in await db.fetchall(
-            f"SELECT game_id, MAX(seq) FROM moves WHERE game_id IN ({marks}) GROUP BY game_id",
-            tuple(game["id"] for game in found))}
+            f"SELECT game_id, MAX(seq) FROM moves WHERE game_id IN {IDS} GROUP BY game_id",
+            (json.dumps([game["id"] for game in found]),))}
         for game in found:
             game["moves"] = counts.get(game["id"], 0)
     return found
