@@ -17,6 +17,7 @@ import dataclasses
 import ipaddress
 import math
 import os
+import re
 import tomllib
 import types
 from collections.abc import Mapping, Sequence
@@ -291,12 +292,20 @@ def _bad(raw: object) -> object:
     raise ValueError(f"unexpected {type(raw).__name__}")
 
 
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+"""A URL (``postgresql://...``), where ``db`` is a path: SQLite would make a folder of its
+scheme (``postgresql:``) and a file in it."""
+
+
 def _validate(config: Config) -> Config:
     def need(ok: bool, key: str, why: str) -> None:
         if not ok:
             raise ConfigError(f"{key} = {getattr(config, key)!r}: {why}")
 
     need(0 <= config.port <= 65535, "port", "must be between 0 and 65535")
+    need(not _URL.match(config.db), "db",
+         "a URL the store does not speak: db is the path of a SQLite file (one node; several "
+         "nodes on one database are not supported yet)")
     for key in ("battlebot_port", "hexagons_port", "kalaha_port"):
         need(0 <= getattr(config, key) <= 65535, key, "must be between 0 and 65535")
     need(bool(config.battlebot_tls_cert) == bool(config.battlebot_tls_key),

@@ -18,6 +18,7 @@ from aiohttp import web
 
 from merknera.app import Platform, build_app
 from merknera.config import Config
+from merknera.store import node_lock
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,17 @@ LISTENERS = ("battlebot_port", "hexagons_port", "kalaha_port")
 
 @asynccontextmanager
 async def running(config: Config) -> AsyncIterator[tuple[Config, Platform]]:
-    """The platform serving HTTP; yields the config with its real ports, and the platform."""
+    """The platform serving HTTP; yields the config with its real ports, and the platform.
+
+    :raises StoreError: when another process serves the same SQLite file.
+    """
+    with node_lock.serving(config.db):
+        async with _running(config) as running_platform:
+            yield running_platform
+
+
+@asynccontextmanager
+async def _running(config: Config) -> AsyncIterator[tuple[Config, Platform]]:
     sock = bind(config.host, config.port)
     gateway_socks = {key: bind(config.host, getattr(config, key))
                      for key in LISTENERS if getattr(config, key)}

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from merknera import cli
 from merknera.config import (
     OVERRIDABLE,
     Config,
@@ -402,3 +403,20 @@ def test_the_default_rest_call_timeout_is_the_spec_s_second(toml: Path) -> None:
     config = load_config(toml, environ={})
     assert config.rest_call_timeout == 1.0
     assert config.rules_for("SQUELCH").rest_call_timeout == 1.0
+
+
+@pytest.mark.parametrize("url", ["postgresql://merknera:secret@db:5432/arena",
+                                 "mysql://x@y/z", "sqlite:///merknera.db"])
+def test_a_database_url_the_store_does_not_speak_is_refused(toml: Path, url: str) -> None:
+    with pytest.raises(ConfigError, match=r"^db = '.*': a URL the store does not speak"):
+        load_config(toml, environ={"MERKNERA_DB": url})
+
+
+def test_serve_with_a_database_url_stops_before_making_anything(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MERKNERA_CONFIG", raising=False)
+    assert cli.main(["serve", "--db", "postgresql://merknera@localhost/arena"]) == 2
+    assert "a URL the store does not speak" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []  # before: a folder "postgresql:" with a file in it
