@@ -1,20 +1,22 @@
-"""The SQLite connection setup: one writer, one reader, numbered migrations.
+"""The SQLite connection setup: one writer, a pool of readers, numbered migrations.
 
 aiosqlite runs each connection on its own thread, and a shared connection shares its
 transaction.  So every write is a synchronous function queued on the one writer
 (:meth:`Database.transaction`), and one task at a time runs the queue as ``BEGIN IMMEDIATE``
 ... ``COMMIT`` on the writer's thread: nothing else can interleave with a transaction.
-Readers use a second connection; in WAL mode they never block the writer and always see
-committed data.
+Readers use connections of their own (:data:`READERS`, taken in turn, so that one slow
+query, a big page or a replay, holds up no other reader); in WAL mode they never block the
+writer and always see committed data.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import re
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -36,6 +38,10 @@ _MIGRATION_NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
 IDS = "(SELECT value FROM json_each(?))"
 """``IN`` this, with ids given as one JSON array: one SQL variable however many ids (SQLite
 allows 32,766 variables to a statement)."""
+
+
+READERS = 4
+"""Read connections of a store: pages, the API and replays read while games are played."""
 
 
 class StoreError(RuntimeError):
@@ -104,21 +110,25 @@ class Database:
       write transaction.  Calls made at about the same time share one transaction (group
       commit); one failing call changes nothing and does not disturb the others.  Every
       write goes this way, from a move to a registration.
-    * :meth:`read` runs a synchronous function on the reader's thread; :meth:`fetchall`,
+    * :meth:`read` runs a synchronous function on a free reader's thread; :meth:`fetchall`,
       :meth:`fetchone` and :meth:`fetchval` are one-query shortcuts.
     """
 
     def __init__(self, path: str, writer: aiosqlite.Connection,
-                 reader: aiosqlite.Connection) -> None:
+                 readers: list[aiosqlite.Connection]) -> None:
         self.path = path
         self._writer = writer
-        self._reader = reader
+        self._readers = readers
+        self._free: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
+        for reader in readers:
+            self._free.put_nowait(reader)
         self._pending: list[tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]] = []
         self._flusher: asyncio.Task[None] | None = None
 
     @classmethod
-    async def open(cls, path: str | Path) -> Database:
-        """Open (creating if needed) and migrate the database at ``path``."""
+    async def open(cls, path: str | Path, readers: int = READERS) -> Database:
+        """Open (creating if needed) and migrate the database at ``path``, with ``readers``
+        read connections."""
         path = str(path)
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -131,18 +141,26 @@ class Database:
             # loss may drop the last commits), and keeps each move's write short.
             await writer.execute("PRAGMA synchronous = NORMAL")
             await _migrate(writer, path)
-            reader = await _connect(path)
+            opened: list[aiosqlite.Connection] = []
+            try:
+                for _ in range(max(1, readers)):
+                    opened.append(await _connect(path))
+            except BaseException:
+                for reader in opened:
+                    await reader.close()
+                raise
         except BaseException:
             await writer.close()
             raise
-        return cls(path, writer, reader)
+        return cls(path, writer, opened)
 
     async def close(self) -> None:
         """Close both connections once the writes already queued are done."""
         while self._flusher is not None:
             await asyncio.shield(self._flusher)
         await self._writer.close()
-        await self._reader.close()
+        for reader in self._readers:
+            await reader.close()
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -198,19 +216,33 @@ class Database:
 
     # -- reads ------------------------------------------------------------------------------
 
+    @contextlib.asynccontextmanager
+    async def _reader(self) -> AsyncIterator[aiosqlite.Connection]:
+        """A free reader for one read.  Given back even if the read is cancelled: a
+        connection runs its calls in order on its thread, so the next read waits for the
+        cancelled one's query there."""
+        reader = await self._free.get()
+        try:
+            yield reader
+        finally:
+            self._free.put_nowait(reader)
+
     async def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``work(connection)`` on the reader's thread (one trip for several queries)."""
-        return await _in_thread(self._reader, work)
+        """Run ``work(connection)`` on a reader's thread (one trip for several queries)."""
+        async with self._reader() as reader:
+            return await _in_thread(reader, work)
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
-        """Rows of a query on the reader connection."""
-        cursor = await self._reader.execute(sql, params)
-        return list(await cursor.fetchall())
+        """Rows of a query on a reader."""
+        async with self._reader() as reader:
+            cursor = await reader.execute(sql, params)
+            return list(await cursor.fetchall())
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
-        """The first row of a query on the reader connection, or None."""
-        cursor = await self._reader.execute(sql, params)
-        return await cursor.fetchone()
+        """The first row of a query on a reader, or None."""
+        async with self._reader() as reader:
+            cursor = await reader.execute(sql, params)
+            return await cursor.fetchone()
 
     async def fetchval(self, sql: str, params: Params = ()) -> Any:
         """The first column of the first row, or None."""
