@@ -29,7 +29,8 @@ from merknera.games.base import Outcome
 from merknera.ratings import DEFAULT, Rating, update
 from merknera.store.db import Database
 
-_RATED = "games.status = 'FINISHED' AND games.outcome != 'NO_RESULT' AND games.rated = 1"
+_WITH_RESULT = "games.status = 'FINISHED' AND games.outcome != 'NO_RESULT'"
+_RATED = f"{_WITH_RESULT} AND games.rated = 1"
 """A rated game: one with a result (its seats all have a rank), and no anonymous seat."""
 _UPSERT = (
     "INSERT INTO ratings (bot_id, game, mu, sigma, rated_games, updated_at) "
@@ -82,13 +83,12 @@ def rate_in(conn: sqlite3.Connection, game_id: int, outcome: Outcome) -> bool:
     """
     if outcome.ranks is None:
         return False
-    rated = conn.execute("SELECT rated FROM games WHERE id = ?", (game_id,)).fetchone()
-    if rated is not None and not rated[0]:
-        return False  # an anonymous seat: played and kept, but nobody is rated
-    row = conn.execute(
-        f"SELECT game, finished_at FROM games WHERE id = ? AND {_RATED}", (game_id,)).fetchone()
+    row = conn.execute(f"SELECT game, finished_at, rated FROM games WHERE id = ? AND "
+                       f"{_WITH_RESULT}", (game_id,)).fetchone()
     if row is None:
         raise ValueError(f"game {game_id} is not finished with a result; it cannot be rated")
+    if not row["rated"]:
+        return False  # an anonymous seat: played and kept, but nobody is rated
     game, finished_at = row["game"], row["finished_at"]
     if _rated_after(conn, game, finished_at, game_id):
         _replay_from(conn, game, finished_at, game_id)
