@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import json
 import logging
+import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -49,6 +50,11 @@ def _parser() -> argparse.ArgumentParser:
     rebuild = rating_commands.add_parser(
         "rebuild", help="recompute every rating from the stored results, in the order of finish")
     add_config_arguments(rebuild, keys=("db",))
+    store = commands.add_parser("db", help="the store")
+    store_commands = store.add_subparsers(dest="db_command", required=True)
+    migrate = store_commands.add_parser(
+        "migrate", help="bring the store to this version's schema (serve does it too)")
+    add_config_arguments(migrate, keys=("db",))
     tournament = commands.add_parser("tournament", help="create and show tournaments")
     tournament_commands = tournament.add_subparsers(dest="tournament_command", required=True)
     create = tournament_commands.add_parser(
@@ -137,6 +143,31 @@ async def _user_token(db_path: str, name: str, description: str) -> int:
     return 0
 
 
+async def _db_migrate(db_path: str) -> int:
+    before = _schema_version(db_path)
+    db = await Database.open(db_path)
+    try:
+        after = await db.fetchval("PRAGMA user_version")
+    finally:
+        await db.close()
+    print(f"{db_path}: schema version {after}" + (
+        " (new)" if before is None else " (it was already)" if before == after
+        else f" (migrated from {before})"))
+    return 0
+
+
+def _schema_version(db_path: str) -> int | None:
+    """The schema version of an existing store file, read without changing it; None for
+    a store not made yet."""
+    if db_path == ":memory:" or not Path(db_path).exists():
+        return None
+    conn = sqlite3.connect(f"{Path(db_path).resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
+    finally:
+        conn.close()
+
+
 async def _ratings_rebuild(db_path: str) -> int:
     from merknera.store import ratings
 
@@ -179,6 +210,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(run_demo(config))
         if args.command == "ratings":
             return asyncio.run(_ratings_rebuild(config.db))
+        if args.command == "db":
+            return asyncio.run(_db_migrate(config.db))
         if args.command == "tournament":
             from merknera import tournament_cli
 

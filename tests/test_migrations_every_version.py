@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from merknera import cli
 from merknera.names import name_key, name_shape
 from merknera.protocol.excerpt import without_addresses
 from merknera.store import Database, results
@@ -118,3 +119,20 @@ async def test_a_populated_store_of_every_earlier_version_migrates_whole(
         assert {tuple(row) for row in flags} == {("REGISTRATION", None, 1)}
     finally:
         await db.close()
+
+
+def test_db_migrate_brings_an_old_store_to_the_newest_schema(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "old.db"
+    store_of_version(path, 5)
+    newest = len(migrations())
+    assert cli.main(["db", "migrate", "--db", str(path)]) == 0
+    assert capsys.readouterr().out.strip() == (
+        f"{path}: schema version {newest} (migrated from 5)")
+    assert cli.main(["db", "migrate", "--db", str(path)]) == 0
+    assert capsys.readouterr().out.strip() == f"{path}: schema version {newest} (it was already)"
+    conn = sqlite3.connect(path)
+    try:
+        assert counts(conn)["games"] == 5
+    finally:
+        conn.close()
