@@ -10,19 +10,20 @@ gives up its oldest game, which its polled seats then lose as players who left).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 import secrets
 import sqlite3
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from merknera.games import MoveError
+from merknera.gateways.background import Background
 from merknera.gateways.guests import GuestThrottledError, is_anonymous
+from merknera.gateways.refused import RefusedError
 from merknera.guard.holdings import FullError, Holdings
 from merknera.guard.throttle import Buckets, RateLimitedError
 from merknera.scheduler.core import Scheduler
@@ -39,15 +40,6 @@ RECENT_SECONDS = 600.0
 its handle is looked up in the store)."""
 RECENT_GAMES = 2000
 """Ended games kept in memory at most."""
-
-
-class TableRefusedError(ValueError):
-    """A game that cannot be started, and why (for the client)."""
-
-    def __init__(self, message: str, status: int = 400, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.retry_after = retry_after
 
 
 @dataclass(eq=False)
@@ -75,6 +67,17 @@ class Table:
         return next(iter(self.polled.values()))
 
 
+@dataclass(frozen=True)
+class Stored:
+    """A game of a gateway rebuilt from the store."""
+
+    record: GameRecord
+    state: object
+    """The game's state now (the rules' state object)."""
+    bots: tuple[Bot, ...]
+    """The seated bots, in seat order."""
+
+
 class Tables:
     """The games the gateways started for polling clients, by handle."""
 
@@ -90,7 +93,7 @@ class Tables:
         self.forgotten: list[Callable[[Table], None]] = []
         """Called with each ended game as it is forgotten (dropped from memory)."""
         self._ended: OrderedDict[tuple[str, str], Table] = OrderedDict()
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._background = Background()
 
     def find(self, mnemonic: str, handle: str) -> Table | None:
         """The game of ``mnemonic`` known as ``handle``, while it is in memory."""
@@ -120,18 +123,20 @@ class Tables:
     def room_for(self, client: str) -> None:
         """Check that ``client`` may open another game now (before making its guests).
 
-        :raises TableRefusedError: 429 when it holds its share already.
+        :raises RefusedError: 429 when it holds its share already.
         """
         held, share = self._open.held(client), self._open.per_client
         if held >= share:
-            raise TableRefusedError(f"your address holds {share} games open already; finish "
-                                    "one first", 429, 5.0)
+            raise RefusedError(429, f"your address holds {share} games open already; finish "
+                                    "one first", 5.0)
 
-    async def replayed(self, game_id: int) -> tuple[GameRecord, object] | None:
-        """A stored game and its state now, rebuilt from its move log (a game no longer
-        in memory, or from before a restart); None if it cannot be."""
+    async def replayed(self, mnemonic: str, handle: str) -> Stored | None:
+        """The stored game of ``mnemonic`` known as ``handle``, its state rebuilt from its
+        move log (a game no longer in memory, or from before a restart); None if there is
+        none, or it cannot be rebuilt."""
         arena = self._arena
-        record = await games.load(arena.db, game_id)
+        game_id = await self.stored(mnemonic, handle)
+        record = None if game_id is None else await games.load(arena.db, game_id)
         if record is None or record.game not in arena.games:
             return None
         found = await bots.get_many(arena.db, [seat.bot_id for seat in record.seats])
@@ -141,9 +146,9 @@ class Tables:
             play = replay(record, arena.games[record.game], arena.config.rules_for(record.game),
                           [found[seat.bot_id] for seat in record.seats])
         except (ReplayError, MoveError, ValueError):
-            log.exception("game %d cannot be replayed", game_id)
+            log.exception("game %d cannot be replayed", record.id)
             return None
-        return record, play.state
+        return Stored(record, play.state, tuple(found[seat.bot_id] for seat in record.seats))
 
     async def opponent(self, mnemonic: str, bot_id: int | None = None) -> Bot | None:
         """An online bot of another protocol (one that is called, not a guest nor a
@@ -173,7 +178,7 @@ class Tables:
                     data: dict[str, Any] | None = None) -> Table:
         """Make the game, hold its ``polled`` seats for the clients, and start its runner.
 
-        :raises TableRefusedError: when ``client`` has its share of games open already,
+        :raises RefusedError: when ``client`` has its share of games open already,
             or every place is taken.
         """
         arena = self._arena
@@ -196,9 +201,9 @@ class Tables:
         try:
             self._open.take(client, table, lambda: self._turn_out(table))
         except RateLimitedError as exc:
-            raise TableRefusedError(exc.message, 429, exc.retry_after) from None
+            raise RefusedError(429, exc.message, exc.retry_after) from None
         except FullError as exc:
-            raise TableRefusedError(str(exc), 503, 5.0) from None
+            raise RefusedError(503, str(exc), 5.0) from None
         try:
             table.game_id = await arena.db.transaction(create)
         except BaseException:
@@ -208,7 +213,7 @@ class Tables:
             table.polled[seat] = self._transport.hold(table.game_id, seat, seated[seat],
                                                       turn_limit)
         self._tables[(mnemonic, handle)] = table
-        self._spawn(self._watch(table))
+        self._background.spawn(self._watch(table))
         self._scheduler.submit([table.game_id], people=True)
         return table
 
@@ -243,13 +248,6 @@ class Tables:
             for forget in self.forgotten:
                 forget(table)
 
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
     async def stop(self) -> None:
         """Stop watching (the platform stops)."""
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._background.stop()

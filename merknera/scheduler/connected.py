@@ -58,11 +58,12 @@ class ConnectedSeats:
         game = play.game
         wire = None if mover is None else game.move_to_wire(move)
         stamp = int(time.time() * 1000)
+        to_move = game.to_move(play.state)
         for seat in sorted(self._bots):
             bot = self._arena.latest(self._bots[seat])
             seen = Witnessed(self._game_id, game.next_move_params(play.state, seat),
                              None if mover == CHANCE else mover, wire, sent, stamp, seat,
-                             game.to_move(play.state) == seat, play.state)
+                             to_move == seat, play.state)
             await self._arena.seats.of(bot).witness(bot, game, seen)
 
     async def tell(self, play: Play, seat: Seat, call: SeatCall) -> None:

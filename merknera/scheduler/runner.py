@@ -125,10 +125,10 @@ class GameRunner:
             seated.append(known[seat.bot_id])
         # A place in play bounds the calls made to bots: connected clients' seats need
         # none, so only called seats' owners count (see also _play_one).
-        called = [bot for bot in seated if not arena.seats.of(bot).witnesses]
+        connected = self._connected = ConnectedSeats(arena, record.id, seated)
+        called = [bot for seat, bot in enumerate(seated) if seat not in connected]
         self._owners = frozenset(bot.user_id for bot in called)
         self._needs_slot = bool(called)
-        connected = self._connected = ConnectedSeats(arena, record.id, seated)
         game = self._arena.games.get(record.game) or get_game(record.game)
         rules = self._arena.config.rules_for(record.game)
         try:
@@ -359,7 +359,7 @@ class GameRunner:
         call = SeatCall(self._game_id, game.calls.move, game.next_move_params(play.state, seat),
                         seat)
         asking = self._asking(lambda: arena.seats.ask(bot, game, call, play.rules.move_timeout))
-        waiting = arena.seats.of(bot).witnesses  # for a client's move: no call is made,
+        waiting = self._connected is not None and seat in self._connected  # no call is made,
         if waiting:  # so a person's thinking (minutes) holds no place in play meanwhile
             self._release()
         answer = await (self._connected.race(seat, asking) if self._connected else asking)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
 from merknera.botclient import CallResult, Fault
 from merknera.games import JSON, AnyGame, JSONObject, Seat
@@ -79,24 +80,17 @@ class PolledSeat:
         """Wait until the seat has the move after a change later than version ``after``
         (a new state, or its move found faulty: :attr:`error`), or the game is over; False
         if neither came within ``time_limit`` seconds."""
-        deadline = time.monotonic() + time_limit
-        while not self.ended and not (self.version > after and self.to_move):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return False
-            self._changed.clear()
-            try:
-                async with asyncio.timeout(remaining):
-                    await self._changed.wait()
-            except TimeoutError:
-                return False
-        return True
+        return await self._until(lambda: self.version > after and self.to_move, time_limit)
 
     async def changed(self, after: int, time_limit: float) -> bool:
         """Wait until a change later than version ``after``, or the end (an observer's next
         line); False if neither came within ``time_limit``."""
+        return await self._until(lambda: self.version > after, time_limit)
+
+    async def _until(self, ready: Callable[[], bool], time_limit: float) -> bool:
+        """Wait until ``ready()`` or the end; False if neither came within ``time_limit``."""
         deadline = time.monotonic() + time_limit
-        while not self.ended and self.version <= after:
+        while not self.ended and not ready():
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False

@@ -46,11 +46,11 @@ from yarl import URL
 from merknera.config import Config
 from merknera.games import CHANCE, JSON, REGISTRY, AnyGame, JSONObject, MoveError, Seat
 from merknera.gateways.guests import GuestRefusedError, GuestThrottledError, guest, is_anonymous
-from merknera.gateways.tables import Table, TableRefusedError, Tables
+from merknera.gateways.refused import RefusedError
+from merknera.gateways.tables import Table, Tables
 from merknera.guard import GUARD_KEY, BodyError
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.seats.polled import PolledSeat
-from merknera.store import bots as bot_store
 from merknera.store.results import game_summary
 from merknera.web.site import CSP
 
@@ -83,6 +83,13 @@ class _Refusal(web.HTTPError):
         self.status_code = status
         super().__init__(text=json.dumps({"error": message}, ensure_ascii=False),
                          content_type="application/json", headers=headers)
+
+
+def _refused(exc: RefusedError) -> _Refusal:
+    """A gateway's refusal in the API's error body, with its Retry-After."""
+    headers = (None if exc.retry_after is None
+               else {"Retry-After": str(max(1, round(exc.retry_after)))})
+    return _Refusal(exc.status, exc.message, headers)
 
 
 def token_handle(token: str) -> str:
@@ -197,11 +204,10 @@ async def start(request: web.Request) -> web.Response:
     try:
         tables.room_for(client)  # before a guest is made for the request
         person = await guest(tables.arena, name, game.mnemonic, tables.new_name(client))
-    except TableRefusedError as exc:
-        raise _Refusal(exc.status, str(exc), {"Retry-After": "5"}) from None
+    except RefusedError as exc:
+        raise _refused(exc) from None
     except GuestThrottledError as exc:
-        raise _Refusal(429, str(exc), {"Retry-After": str(max(1, round(exc.retry_after)))}
-                       ) from None
+        raise _refused(RefusedError(429, str(exc), exc.retry_after)) from None
     except GuestRefusedError as exc:
         raise _Refusal(400, f"that name cannot be used: {exc}") from None
     token = str(uuid.uuid4())
@@ -211,10 +217,8 @@ async def start(request: web.Request) -> web.Response:
                                    token_handle(token), seated, [seat],
                                    tables.arena.config.person_turn_limit,
                                    data={"play": seat})
-    except TableRefusedError as exc:
-        headers = ({"Retry-After": str(max(1, round(exc.retry_after)))}
-                   if exc.retry_after is not None else None)
-        raise _Refusal(exc.status, str(exc), headers) from None
+    except RefusedError as exc:
+        raise _refused(exc) from None
     await table.polled[seat].wait(-1, WAIT)
     return web.json_response(await _view(tables, game, table, seat, token), status=201)
 
@@ -390,16 +394,13 @@ async def _stored(tables: Tables, game: AnyGame, handle: str,
                   token: str | None) -> dict[str, Any]:
     """A game no longer in memory (over for a while, or from before a restart), from the
     store."""
-    game_id = await tables.stored(game.mnemonic, handle)
-    found = None if game_id is None else await tables.replayed(game_id)
-    if game_id is None or found is None:
+    found = await tables.replayed(game.mnemonic, handle)
+    if found is None:
         raise _Refusal(404, "no game is played with that " + ("token" if token else "board"))
-    record, state = found
-    seated = await bot_store.get_many(tables.arena.db, [s.bot_id for s in record.seats])
-    bots = tuple(seated[s.bot_id] for s in record.seats)
+    record, state, bots = found.record, found.state, found.bots
     seat = next((s for s, bot in enumerate(bots) if bot.protocol is BotProtocol.GUEST), 0)
-    view = {**_header(game, game_id, token, seat, bots, tables), "view": None,
+    view = {**_header(game, record.id, token, seat, bots, tables), "view": None,
             "board": game.spectator_view(state, True), "to_move": None, "your_turn": False,
             "legal": [], "moves": [], "over": True}
-    view.update(await _outcome(tables, game_id, seat))
+    view.update(await _outcome(tables, record.id, seat))
     return view

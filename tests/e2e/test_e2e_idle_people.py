@@ -7,26 +7,17 @@ from __future__ import annotations
 from typing import Any
 
 from tests.e2e.harness import E2E
-from tests.support import free_port
+from tests.kalaha_support import kalaha_bot, start_kalaha
 
 
 async def test_a_person_thinking_holds_no_place_in_play(e2e: E2E) -> None:
-    port = free_port()
-    await e2e.start_platform(None, kalaha_port=str(port), concurrency="1",
-                             person_turn_limit="300")
+    boards = await start_kalaha(e2e, person_turn_limit="300", concurrency="1")
     token = await e2e.add_user("carol")
-    await e2e.start_bot("good", "Sower", token, module="bots.kalaha")
-    sower = next(b["id"] for b in (await e2e.get("/api/bots?game=KALAHA"))["bots"]
-                 if b["name"] == "Sower")
-    boards = f"http://127.0.0.1:{port}/api/boards"
-    async with e2e.session.post(boards, json={"opponent": sower,
-                                              "name": "Thinker"}) as response:
-        assert response.status == 201, await response.text()
-        board = await response.json()
+    sower = await kalaha_bot(e2e, token, "Sower")
+    board = await boards.create({"opponent": sower, "name": "Thinker"})
 
     async def person_to_move() -> tuple[Any, str]:
-        async with e2e.session.get(f"{boards}/{board['boardId']}") as answer:
-            state = await answer.json()
+        state = await boards.view(board["boardId"])
         running = [g for g in await e2e.games() if g["status"] == "RUNNING"]
         return (state if running and state["nextPlayer"] == "ONE" else None), str(running)
 
@@ -45,21 +36,15 @@ async def test_a_person_thinking_holds_no_place_in_play(e2e: E2E) -> None:
 
 
 async def test_boards_people_leave_idle_keep_no_bot_out_of_the_ladder(e2e: E2E) -> None:
-    port = free_port()
     # One game at a time for the ladder, one ladder game per bot: before people's games
     # stopped counting, one idle board against Sower left the ladder no room and Sower busy.
-    await e2e.start_platform(None, kalaha_port=str(port), concurrency="1", ladder="true",
-                             ladder_interval="0.2", max_games_per_bot="1",
-                             person_turn_limit="300")
+    boards = await start_kalaha(e2e, person_turn_limit="300", concurrency="1",
+                                ladder="true", ladder_interval="0.2", max_games_per_bot="1")
     token = await e2e.add_user("dora")
-    await e2e.start_bot("good", "Sower", token, module="bots.kalaha")
-    sower = next(b["id"] for b in (await e2e.get("/api/bots?game=KALAHA"))["bots"]
-                 if b["name"] == "Sower")
-    boards = f"http://127.0.0.1:{port}/api/boards"
-    for body in ({"opponent": sower}, {}, {}):  # against Sower, and two hot-seat boards
-        async with e2e.session.post(boards, json=body) as response:
-            assert response.status == 201, await response.text()
-    await e2e.start_bot("random", "Reaper", token, module="bots.kalaha")
+    sower = await kalaha_bot(e2e, token, "Sower")
+    for body in ({"opponent": sower}, None, None):  # against Sower, and two hot-seat boards
+        await boards.create(body)
+    await kalaha_bot(e2e, token, "Reaper", "random")
 
     async def ladder_games() -> tuple[int | None, str]:
         done = e2e.read_db("SELECT COUNT(*) FROM games WHERE origin = 'LADDER' AND "

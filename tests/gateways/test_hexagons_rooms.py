@@ -13,7 +13,8 @@ from merknera.games import REGISTRY
 from merknera.games.hexagons import Hexagons
 from merknera.gateways.guests import guest
 from merknera.gateways.hexagons import wire
-from merknera.gateways.hexagons.rooms import GAME, RoomError, Rooms
+from merknera.gateways.hexagons.rooms import GAME, Rooms
+from merknera.gateways.refused import RefusedError
 from merknera.store import games
 from tests.support import Arena
 
@@ -47,7 +48,7 @@ async def test_a_match_game_made_for_a_bot_takes_one_client(arena: Arena) -> Non
     joins = [asyncio.ensure_future(rooms.join(room, name, "127.0.0.1"))
              for name in ("Ada", "Bea")]
     done = await asyncio.wait_for(asyncio.gather(*joins, return_exceptions=True), 30)
-    refused = [answer for answer in done if isinstance(answer, RoomError)]
+    refused = [answer for answer in done if isinstance(answer, RefusedError)]
     assert [(r.status, r.message) for r in refused] == [(410, "game already started")]
     assert room.table is not None
     names = sorted(b.name for b in room.table.bots)

@@ -19,9 +19,9 @@ import asyncio
 import logging
 import secrets
 import sqlite3
-from collections.abc import Coroutine, Sequence
-from typing import Any
+from collections.abc import Sequence
 
+from merknera.gateways.background import Background
 from merknera.gateways.battlebot.clients import Client, Hub
 from merknera.gateways.battlebot.records import contest_meetings
 from merknera.gateways.battlebot.wire import Era
@@ -46,26 +46,19 @@ class Lobby:
         self._hub = hub
         self._waiting: dict[tuple[str, str | None], list[Client]] = {}
         self._lock = asyncio.Lock()
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._background = Background()
         hub.on_arrival = self.arrived
 
     def arrived(self, client: Client) -> None:
         """A client logged in and no game was waiting for it: match it."""
         self._waiting.setdefault((client.bot.game, client.contest), []).append(client)
-        self._spawn(self._match((client.bot.game, client.contest)))
+        self._background.spawn(self._match((client.bot.game, client.contest)))
         if client.contest is None:
-            self._spawn(self._fall_back(client))
-
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+            self._background.spawn(self._fall_back(client))
 
     async def stop(self) -> None:
         """Stop matching."""
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._background.stop()
 
     def _still_waiting(self, pool: tuple[str, str | None]) -> list[Client]:
         waiting = [c for c in self._waiting.get(pool, []) if not c.closed and c.seating is None]
@@ -99,7 +92,7 @@ class Lobby:
             await self._start([first, second], [first.bot.id, second.bot.id], contest)
         # Others may be waiting still: match them too.
         if len(self._still_waiting(pool)) >= 2:
-            self._spawn(self._match(pool))
+            self._background.spawn(self._match(pool))
 
     async def _fall_back(self, client: Client) -> None:
         """Play a bot of another protocol if no client comes within the wait."""

@@ -28,15 +28,17 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import uuid
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
 from merknera.games import JSON, JSONObject
-from merknera.games.hexagons import HexagonsState
+from merknera.games.hexagons import HexagonsState, Line
 from merknera.gateways.hexagons import wire
-from merknera.gateways.hexagons.rooms import Room, RoomError, Rooms
+from merknera.gateways.hexagons.rooms import Room, Rooms
 from merknera.gateways.hexagons.wire import COMPLETED, MULTI_JSON, RequestRefusedError
+from merknera.gateways.refused import RefusedError
 from merknera.guard import Guard
 from merknera.guard.bodies import BodyError
 from merknera.guard.holdings import FullError
@@ -78,23 +80,17 @@ class HexagonsListener:
         app.router.add_post("/{id}/observers", self._observe)
         return app
 
-    async def _body(self, request: web.Request) -> bytes:
-        try:
-            return await self._guard.read_body(request, MAX_BODY)
-        except BodyError as exc:
-            raise RoomError(exc.status, exc.message) from None
-
     # -- games ------------------------------------------------------------------------------
 
     async def _list(self, request: web.Request) -> web.Response:
         return web.json_response(self._rooms.listing())
 
     async def _create(self, request: web.Request) -> web.Response:
-        body = await self._body(request)
+        body = await self._guard.read_body(request, MAX_BODY)
         try:
             size = wire.read_new_game(body)
         except RequestRefusedError as exc:
-            raise RoomError(403, str(exc)) from None
+            raise RefusedError(403, str(exc)) from None
         room = await self._rooms.create(self._guard.client(request), size.rows, size.cols,
                                         _delay(body))
         return _created(room.handle)
@@ -110,7 +106,7 @@ class HexagonsListener:
         handle = request.match_info["id"]
         try:
             room = self._rooms.get(handle)
-        except RoomError:
+        except RefusedError:
             stored = await self._rooms.stored(handle)
             if stored is None:
                 raise
@@ -128,45 +124,45 @@ class HexagonsListener:
         handle = request.match_info["id"]
         try:
             return self._rooms.get(handle)
-        except RoomError:
+        except RefusedError:
             if await self._rooms.stored_id(handle) is not None:
-                raise RoomError(410, ended) from None
+                raise RefusedError(410, ended) from None
             raise
 
     async def _join(self, request: web.Request) -> web.Response:
         room = await self._room(request, "game already started")
         try:
-            name = wire.read_player(await self._body(request))
+            name = wire.read_player(await self._guard.read_body(request, MAX_BODY))
         except RequestRefusedError as exc:
-            raise RoomError(403, str(exc)) from None
+            raise RefusedError(403, str(exc)) from None
         _, seat = await self._rooms.join(room, name, self._guard.client(request))
         await _turn(seat, 0)
         return self._answer(room, seat, room.game_object(self._game))
 
     async def _move(self, request: web.Request) -> web.Response:
         room = await self._room(request, "game finished")
-        body = await self._body(request)
+        body = await self._guard.read_body(request, MAX_BODY)
         table = room.table
         if table is None:
-            raise RoomError(403, "game not yet started")
+            raise RefusedError(403, "game not yet started")
         if room.state == COMPLETED:
-            raise RoomError(410, "game finished")
+            raise RefusedError(410, "game finished")
         token = request.headers.get(TURN_TOKEN, "")
         seat = next((held for number, held in table.polled.items()
                      if token and room.tokens.get(number) == token), None)
         if seat is None or not seat.to_move:
-            raise RoomError(403, "invalid/missing turn token")
+            raise RefusedError(403, "invalid/missing turn token")
         del room.tokens[seat.seat]
         since = wire.snapshot(room.game_object(self._game))
         text = body.decode("utf-8", "replace")
-        reason = _why_refused(body, room.current())
-        if reason is not None:
-            message = f"invalid move: {reason}. disqualified!"
+        judged = _judge(body, room.current())
+        if isinstance(judged, str):
+            message = f"invalid move: {judged}. disqualified!"
             room.disqualified.add(seat.bot.name)
             seat.send(None, text, message, FaultKind.DISQUALIFIED)
-            raise RoomError(403, message)
+            raise RefusedError(403, message)
         after = seat.version
-        seat.send(wire.line_request(wire.read_line(body)), text)
+        seat.send(wire.line_request(judged), text)
         await _turn(seat, after)
         if room.delay:
             await asyncio.sleep(room.delay)
@@ -180,7 +176,7 @@ class HexagonsListener:
         once the game is over: the clients play while the header comes)."""
         headers = {}
         if seat.to_move and room.state != COMPLETED:
-            token = room.tokens[seat.seat] = wire.new_game_id() + wire.new_game_id()
+            token = room.tokens[seat.seat] = uuid.uuid4().hex
             headers[TURN_TOKEN] = token
         return web.json_response(document, headers=headers)
 
@@ -189,16 +185,16 @@ class HexagonsListener:
     async def _observe(self, request: web.Request) -> web.StreamResponse:
         room = self._rooms.get(request.match_info["id"])
         try:
-            wrapper = wire.read_wrapper(await self._body(request))
+            wrapper = wire.read_wrapper(await self._guard.read_body(request, MAX_BODY))
         except RequestRefusedError as exc:
-            raise RoomError(403, str(exc)) from None
+            raise RefusedError(403, str(exc)) from None
         stream = object()
         try:
             self._guard.streams.take(self._guard.client(request), stream, lambda: None)
         except RateLimitedError as exc:
-            raise RoomError(429, exc.message, exc.retry_after) from None
+            raise RefusedError(429, exc.message, exc.retry_after) from None
         except FullError as exc:
-            raise RoomError(503, str(exc), 5.0) from None
+            raise RefusedError(503, str(exc), 5.0) from None
         try:
             return await self._stream(request, room, wrapper)
         finally:
@@ -241,13 +237,15 @@ async def _turn(seat: PolledSeat, after: int) -> None:
         pass
 
 
-def _why_refused(body: bytes, state: HexagonsState | None) -> str | None:
-    """Why a move is refused (and its player disqualified), in the original's words."""
+def _judge(body: bytes, state: HexagonsState | None) -> Line | str:
+    """A move's line, or why it is refused (and its player disqualified), in the
+    original's words."""
     try:
         line = wire.read_line(body)
     except RequestRefusedError as exc:
         return str(exc)
-    return None if state is None else state.why_illegal(line)
+    why = None if state is None else state.why_illegal(line)
+    return line if why is None else why
 
 
 def _delay(body: bytes) -> float:
@@ -272,7 +270,9 @@ async def _refusals(request: web.Request, handler: Handler) -> web.StreamRespons
     """A refusal as the original answered it: the status and its words, as plain text."""
     try:
         return await handler(request)
-    except RoomError as exc:
+    except BodyError as exc:  # too large, or too slow
+        return web.Response(status=exc.status, text=exc.message)
+    except RefusedError as exc:
         headers = {} if exc.retry_after is None else {
             "Retry-After": str(max(1, math.ceil(exc.retry_after)))}
         return web.Response(status=exc.status, text=exc.message, headers=headers)

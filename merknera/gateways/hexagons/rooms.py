@@ -17,17 +17,18 @@ import secrets
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from merknera.events import GameFinished
 from merknera.games import JSONObject, Seat, SeatResult
 from merknera.games.hexagons import Hexagons, HexagonsState
+from merknera.gateways.background import Background
 from merknera.gateways.guests import GuestRefusedError, GuestThrottledError, guest
 from merknera.gateways.hexagons import wire
 from merknera.gateways.hexagons.wire import COMPLETED, IN_PLAY, INITIATING, Snapshot
-from merknera.gateways.tables import Table, TableRefusedError, Tables
+from merknera.gateways.refused import RefusedError
+from merknera.gateways.tables import Table, Tables
 from merknera.guard.holdings import FullError, Holdings
 from merknera.guard.throttle import RateLimitedError
 from merknera.scheduler.arena import Arena
@@ -41,16 +42,6 @@ MATCH_ROWS = (5, 7, 9, 11, 13)
 """The rows of a ``/match`` game's board (cols: rows - 3 to rows + 3), as the original's."""
 MAX_OBSERVER_TOKENS = 256
 """Observer snapshots kept per game (for ``GET`` with ``X-Observer-Token``)."""
-
-
-class RoomError(Exception):
-    """A request the server refuses: its status and the original's words."""
-
-    def __init__(self, status: int, message: str, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.retry_after = retry_after
 
 
 @dataclass(eq=False)
@@ -142,7 +133,7 @@ class Rooms:
         self._queue: list[_Waiter] = []
         self._by_game: dict[int, Room] = {}
         tables.forgotten.append(self._forget)
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._background = Background()
         arena.finish_hooks.append(self._finished)
 
     # -- games ------------------------------------------------------------------------------
@@ -152,10 +143,10 @@ class Rooms:
         return [{"id": room.handle, "state": room.state} for room in self._rooms.values()]
 
     def get(self, handle: str) -> Room:
-        """The game ``handle``. :raises RoomError: 404 ``no such game``."""
+        """The game ``handle``. :raises RefusedError: 404 ``no such game``."""
         room = self._rooms.get(handle)
         if room is None or room.dropped is not None:
-            raise RoomError(404, "no such game")
+            raise RefusedError(404, "no such game")
         return room
 
     async def stored_id(self, handle: str) -> int | None:
@@ -164,11 +155,10 @@ class Rooms:
 
     async def stored(self, handle: str) -> JSONObject | None:
         """The Game object of a game no longer in memory, from the store."""
-        game_id = await self._tables.stored(GAME, handle)
-        found = None if game_id is None else await self._tables.replayed(game_id)
+        found = await self._tables.replayed(GAME, handle)
         if found is None:
             return None
-        record, state = found
+        record, state = found.record, found.state
         assert isinstance(state, HexagonsState)
         names = set()
         if record.termination is not None and record.termination.is_forfeit:
@@ -181,7 +171,7 @@ class Rooms:
                      reserved: Bot | None = None) -> Room:
         """``POST /``: a new game waiting for its players.
 
-        :raises RoomError: 429/503 when the address (or everybody) has too many waiting.
+        :raises RefusedError: 429/503 when the address (or everybody) has too many waiting.
         """
         handle = wire.new_game_id()
         # 32 bits: an old stored game may have the id (even odds after some 77,000 games).
@@ -192,30 +182,30 @@ class Rooms:
             self._initiating.take(client, room, lambda: self._drop(
                 room, "its address gave its place to another game"))
         except RateLimitedError as exc:
-            raise RoomError(429, exc.message, exc.retry_after) from None
+            raise RefusedError(429, exc.message, exc.retry_after) from None
         except FullError as exc:
-            raise RoomError(503, str(exc), 5.0) from None
+            raise RefusedError(503, str(exc), 5.0) from None
         self._rooms[handle] = room
-        self._spawn(self._expire(room))
+        self._background.spawn(self._expire(room))
         return room
 
     async def join(self, room: Room, name: str, client: str) -> tuple[Bot, PolledSeat]:
         """``POST <game>/players``: the player joins; the game starts with the second.
 
-        :raises RoomError: 410 ``game already started``; 403 for a name that may not play.
+        :raises RefusedError: 410 ``game already started``; 403 for a name that may not play.
         """
         if _full(room):
-            raise RoomError(410, "game already started")
+            raise RefusedError(410, "game already started")
         try:
             bot = await guest(self._arena, name, GAME, self._tables.new_name(client))
         except GuestThrottledError as exc:
-            raise RoomError(429, str(exc), exc.retry_after) from None
+            raise RefusedError(429, str(exc), exc.retry_after) from None
         except GuestRefusedError as exc:
-            raise RoomError(403, f"invalid player data: {exc}") from None
+            raise RefusedError(403, f"invalid player data: {exc}") from None
         if _full(room):
-            raise RoomError(410, "game already started")
+            raise RefusedError(410, "game already started")
         if any(other.id == bot.id for other in room.joined):
-            raise RoomError(403, f"invalid player data: {bot.name} has joined this game "
+            raise RefusedError(403, f"invalid player data: {bot.name} has joined this game "
                                  "already")
         room.joined.append(bot)
         players = list(room.joined)
@@ -232,7 +222,7 @@ class Rooms:
         seat = room.seat_of(bot)
         if seat is None:
             why = room.dropped or "nobody else joined it in time"
-            raise RoomError(410, f"game abandoned: {why}")
+            raise RefusedError(410, f"game abandoned: {why}")
         return bot, seat
 
     def join_wait(self) -> float:
@@ -252,9 +242,9 @@ class Rooms:
                 room.client, GAME, room.handle, order, polled,
                 self._arena.config.hexagons_turn_limit,
                 settings={"rows": room.rows, "cols": room.cols})
-        except TableRefusedError as exc:
-            self._drop(room, str(exc))
-            raise RoomError(exc.status, str(exc), exc.retry_after) from None
+        except RefusedError as exc:
+            self._drop(room, exc.message)
+            raise
         except BaseException:
             self._drop(room, "the server could not start it")
             raise
@@ -305,13 +295,13 @@ class Rooms:
         self._queue[:] = [w for w in self._queue if not w.future.done() and not w.gone()]
         if [w.client for w in self._queue].count(client) >= (
                 self._arena.config.max_open_games_per_client):
-            raise RoomError(429, "your address has as many clients waiting for a match as "
+            raise RefusedError(429, "your address has as many clients waiting for a match as "
                                  "it may have games", 5.0)
         while self._queue:
             other = self._queue.pop(0)
             try:
                 room = await self._random_room(other.client)
-            except RoomError as exc:
+            except RefusedError as exc:
                 other.future.set_exception(exc)  # the waiter's address is at its limit
                 continue
             other.future.set_result(room.handle)
@@ -327,7 +317,7 @@ class Rooms:
                     if mine.future.done():
                         return mine.future.result()
                 if gone():
-                    raise RoomError(410, "the client left")  # nobody reads this
+                    raise RefusedError(410, "the client left")  # nobody reads this
                 bot = await self._tables.opponent(GAME)
                 if bot is not None and not mine.future.done():
                     mine.future.cancel()
@@ -345,21 +335,14 @@ class Rooms:
 
     # -- upkeep -----------------------------------------------------------------------------
 
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
     async def stop(self) -> None:
         """Stop expiring games, and send the waiting clients away."""
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._background.stop()
         for room in list(self._rooms.values()):
             self._drop(room, "the server is stopping")
         for waiter in self._queue:
             if not waiter.future.done():
-                waiter.future.set_exception(RoomError(503, "the server is stopping", 5.0))
+                waiter.future.set_exception(RefusedError(503, "the server is stopping", 5.0))
         self._queue.clear()
 
 

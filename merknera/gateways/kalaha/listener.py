@@ -39,7 +39,8 @@ from merknera.gateways.kalaha.api import (
     read_board_id,
     read_play,
 )
-from merknera.gateways.tables import Table, TableRefusedError, Tables
+from merknera.gateways.refused import RefusedError
+from merknera.gateways.tables import Table, Tables
 from merknera.guard import Guard
 from merknera.guard.bodies import BodyError
 from merknera.seats.polled import PolledSeat
@@ -74,43 +75,27 @@ class KalahaListener:
         app.router.add_get(BOARDS + "/{id}", self._view)
         return app
 
-    async def _body(self, request: web.Request) -> bytes:
-        try:
-            return await self._guard.read_body(request, MAX_BODY)
-        except BodyError as exc:
-            raise ApiError(exc.status, exc.message) from None
-
     # -- boards -----------------------------------------------------------------------------
 
     async def _create(self, request: web.Request) -> web.Response:
-        body = await self._body(request)
+        body = await self._guard.read_body(request, MAX_BODY)
         handle = str(uuid.uuid4())
         opponent, name = _opponent_request(body)
         client = self._guard.client(request)
+        self._tables.room_for(client)  # before a guest is made for the request
+        bot = None if opponent is None else await self._tables.opponent(GAME, opponent)
+        if opponent is not None and bot is None:
+            raise ApiError(400, f"Bot {opponent} is not an online Kalaha bot with room for "
+                                "another game")
         try:
-            self._tables.room_for(client)  # before a guest is made for the request
-        except TableRefusedError as exc:
-            raise ApiError(exc.status, str(exc), retry_after=exc.retry_after) from None
-        if opponent is None:
-            person = await guest(self._arena, None, GAME)
-            seated, polled = [person, person], [0, 1]
-        else:
-            bot = await self._tables.opponent(GAME, opponent)
-            if bot is None:
-                raise ApiError(400, f"Bot {opponent} is not an online Kalaha bot with room "
-                                    "for another game")
-            try:
-                person = await guest(self._arena, name, GAME, self._tables.new_name(client))
-            except GuestThrottledError as exc:
-                raise ApiError(429, str(exc), retry_after=exc.retry_after) from None
-            except GuestRefusedError as exc:
-                raise ApiError(400, f"Invalid name: {exc}") from None
-            seated, polled = [person, bot], [0]
-        try:
-            await self._tables.start(client, GAME, handle, seated, polled,
-                                     self._arena.config.person_turn_limit)
-        except TableRefusedError as exc:
-            raise ApiError(exc.status, str(exc), retry_after=exc.retry_after) from None
+            person = await guest(self._arena, name, GAME, self._tables.new_name(client))
+        except GuestThrottledError as exc:
+            raise ApiError(429, str(exc), retry_after=exc.retry_after) from None
+        except GuestRefusedError as exc:
+            raise ApiError(400, f"Invalid name: {exc}") from None
+        seated, polled = ([person, person], [0, 1]) if bot is None else ([person, bot], [0])
+        await self._tables.start(client, GAME, handle, seated, polled,
+                                 self._arena.config.person_turn_limit)
         return web.json_response(board_state(handle, Board()), status=201)
 
     async def _play(self, request: web.Request) -> web.Response:
@@ -119,7 +104,7 @@ class KalahaListener:
         content_type = request.headers.get("Content-Type", "application/octet-stream")
         if not _is_json(content_type):
             raise ApiError(415, f"Content-Type '{content_type}' is not supported")
-        play = read_play(await self._body(request))
+        play = read_play(await self._guard.read_body(request, MAX_BODY))
         handle = read_board_id(request.match_info["id"])
         table = self._tables.find(GAME, handle)
         if table is None:
@@ -147,11 +132,10 @@ class KalahaListener:
         table = self._tables.find(GAME, handle)
         if table is not None:
             return web.json_response(self._state(table, handle))
-        game_id = await self._tables.stored(GAME, handle)
-        found = None if game_id is None else await self._tables.replayed(game_id)
+        found = await self._tables.replayed(GAME, handle)
         if found is None:
             raise NOT_FOUND
-        record, board = found
+        record, board = found.record, found.state
         assert isinstance(board, Board)
         winner = next((s.seat for s in record.seats if s.result is SeatResult.WIN), None)
         return web.json_response(_document(handle, board, record.termination is not None,
@@ -176,12 +160,10 @@ class KalahaListener:
         if not table.ended or board.over:
             return board_state(handle, board)
         # Over without a full board: a forfeit (the loser took too long), or no result.
-        final = table.any_seat().final
-        winner = None
-        if final is not None and table.any_seat().seat == 0:
-            winner = 0 if final.get("winner") is True else 1
-        elif final is not None:
-            winner = 1 if final.get("winner") is True else 0
+        seat = table.any_seat()
+        winner = None  # no result (the runner stopped)
+        if seat.final is not None:  # Complete tells each seat whether it won
+            winner = seat.seat if seat.final.get("winner") is True else 1 - seat.seat
         return _document(handle, board, True, winner)
 
 
@@ -241,7 +223,12 @@ def _is_json(content_type: str) -> bool:
 async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Refusals in Spring Boot's error body (and aiohttp's own 404 and 405 too)."""
     try:
-        return await handler(request)
+        try:
+            return await handler(request)
+        except RefusedError as exc:  # the platform's limits, in the original's words
+            raise ApiError(exc.status, exc.message, retry_after=exc.retry_after) from None
+        except BodyError as exc:  # too large, or too slow
+            raise ApiError(exc.status, exc.message) from None
     except ApiError as exc:
         headers = {} if exc.retry_after is None else {
             "Retry-After": str(max(1, math.ceil(exc.retry_after)))}
@@ -252,8 +239,6 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
                                  headers={"Allow": ",".join(sorted(exc.allowed_methods))})
     except web.HTTPNotFound:
         return web.json_response(ApiError(404, "Not Found").body(request.path), status=404)
-    except (TableRefusedError, GuestRefusedError) as exc:
-        return web.json_response(ApiError(400, str(exc)).body(request.path), status=400)
 
 
 @web.middleware
