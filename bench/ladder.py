@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
-import sqlite3
 import statistics
 import tempfile
 import time
@@ -25,6 +24,7 @@ from merknera.app import Platform
 from merknera.config import Config
 from merknera.scheduler.ladder import Candidate, choose_pairs
 from merknera.store import Database, bots, games, now
+from merknera.store.db import Connection
 
 HISTORY = 40
 """Finished games per bot in the store (the pass's reads must not grow with history)."""
@@ -35,7 +35,7 @@ async def build(db_path: Path, size: int) -> None:
     db = await Database.open(db_path)
     rng = random.Random(size)
 
-    def work(conn: sqlite3.Connection) -> None:
+    def work(conn: Connection) -> None:
         stamp = now()
         conn.execute("INSERT INTO users (name, created_at) VALUES ('bench', ?)", (stamp,))
         conn.executemany(

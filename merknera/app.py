@@ -20,11 +20,14 @@ from merknera.gateways.kalaha import KalahaGateway
 from merknera.gateways.tables import Tables
 from merknera.guard import GUARD_KEY, Guard, limits
 from merknera.protocol.bot_protocols import BotProtocol
+from merknera.relay import EventRelay
 from merknera.rpc import RpcService
 from merknera.scheduler.arena import Arena, Notifier
+from merknera.scheduler.coordinator import Coordinator, Duty
 from merknera.scheduler.core import Scheduler
 from merknera.scheduler.discipline import Discipline
 from merknera.scheduler.ladder import Ladder
+from merknera.scheduler.leases import Leases, live_nodes, node_name
 from merknera.scheduler.presence import Presence
 from merknera.scheduler.readiness import Readiness, ReadyService
 from merknera.scheduler.registration import Registrar
@@ -33,7 +36,7 @@ from merknera.scheduler.tournaments import Director
 from merknera.seats import JsonRpcTransport, Seats, SquelchRestTransport
 from merknera.seats.polled import PolledTransport
 from merknera.store import Database, ratings
-from merknera.web import admin, api, live, openapi, pages, play, replay, site
+from merknera.web import admin, api, live, nodes, openapi, pages, play, replay, site
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +58,12 @@ class Platform:
         self.ladder: Ladder
         self.discipline: Discipline
         self.tournaments: Director
+        self.leases: Leases
+        """This node's game leases and heartbeat (set by :meth:`start`)."""
+        self.coordinator: Coordinator
+        """Runs the ladder, tournaments and pinger while this node coordinates."""
+        self.relay: EventRelay | None = None
+        """Events to and from the other nodes (PostgreSQL: LISTEN/NOTIFY)."""
         self.battlebot = BattlebotGateway(config)
         """Battlebot's WebSocket clients (served when ``battlebot_port`` is set)."""
         self.guests = PolledTransport()
@@ -124,11 +133,20 @@ class Platform:
                        BotProtocol.GUEST: self.guests})
         presence = Presence(self.config, self._db, seats, self.events)
         readiness = Readiness()
+        address = self.config.public_url or f"http://{self.config.host}:{self.config.port}"
+        self.leases = Leases(self._db, node_name(address), address, self.config.lease_seconds)
+        alone = self._db.backend == "sqlite"  # one node to a file (store/node_lock.py)
+        if alone:
+            await self.leases.only_node()
+        else:
+            alone = not await live_nodes(self._db, self.config.lease_seconds)
+            # Live pages here follow the games that other nodes run.
+            self.relay = EventRelay(self.config.db, self.leases.node, self.events)
+            await self.relay.start()
         arena = Arena(self.config, self._db, seats, presence, self.events,
                       Notifier(seats, self.config.notify_timeout, self.config.notify_timeout),
                       Slots(self.config.concurrency, self.config.owner_share), self.games,
-                      self.assets,
-                      readiness)
+                      self.assets, readiness, self.leases)
         self._scheduler = Scheduler(arena)
         self._registrar = Registrar(self._scheduler, self.guard.auth)
         self._rpc = RpcService(self._registrar, self.guard)
@@ -144,10 +162,13 @@ class Platform:
         self._tables = Tables(self._scheduler, self.guests)
         self.hexagons.start(self._tables, self.guard)
         self.kalaha.start(self._tables, self.guard)
-        await presence.start()
+        await presence.start(alone=alone)
         await self._scheduler.start()
-        self.tournaments.start()
-        self.ladder.start()
+        self.coordinator = Coordinator(self._db, self.leases, presence, [
+            Duty("the pinger", presence.start_pinging, presence.stop_pinging),
+            Duty("tournaments", self.tournaments.start, self.tournaments.stop),
+            Duty("the ladder", self.ladder.start, self.ladder.stop)])
+        self.coordinator.start()
 
     @property
     def tables(self) -> Tables:
@@ -179,8 +200,7 @@ class Platform:
         start): before the gateways' listeners close, so that no connected client's game
         is lost to a socket the platform itself closed."""
         if self._scheduler is not None:
-            await self.ladder.stop()
-            await self.tournaments.stop()
+            await self.coordinator.stop()
             await self._stop_gateways()
             await self._scheduler.stop()
 
@@ -189,8 +209,7 @@ class Platform:
         scheduler, client, db = self._scheduler, self._client, self._db
         self._scheduler = self._client = self._db = None
         if scheduler is not None:
-            await self.ladder.stop()
-            await self.tournaments.stop()
+            await self.coordinator.stop()
             await self._stop_gateways()
         try:
             if scheduler is not None:
@@ -202,6 +221,9 @@ class Platform:
             try:
                 if client is not None:
                     await client.close()
+                if self.relay is not None:  # after the games: their last events go out
+                    await self.relay.stop()
+                    self.relay = None
             finally:
                 if db is not None:
                     await db.close()
@@ -259,6 +281,7 @@ def build_app(config: Config, platform: Platform | None = None) -> web.Applicati
     app[GUARD_KEY] = platform.guard
     app[api.DB_KEY] = lambda: platform.db
     app[api.GAMES_KEY] = lambda: platform.games
+    app[nodes.LEASES_KEY] = lambda: platform.leases
     app[api.REPLAYS_KEY] = replay.ReplayCache()
     app[api.PUBLIC_URL_KEY] = config.public_url.rstrip("/")
     app[admin.OPS_KEY] = lambda: platform
@@ -287,6 +310,7 @@ def build_app(config: Config, platform: Platform | None = None) -> web.Applicati
     app.router.add_routes(live.routes)
     app.router.add_routes(openapi.routes)
     app.router.add_routes(admin.routes)
+    app.router.add_routes(nodes.routes)
     app.router.add_routes(pages.routes)
     app.router.add_routes(play.routes)
     return app

@@ -1,5 +1,5 @@
 """The ``merknera`` command: ``serve``, ``demo``, ``user add|token``, ``assets verify|manifest``,
-``ratings rebuild``, ``tournament create|show``."""
+``ratings rebuild``, ``db migrate|copy``, ``tournament create|show``."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from merknera import logfilter
 from merknera.assets import AssetError
 from merknera.config import ConfigError, add_config_arguments, load_config, overrides_from_args
 from merknera.store import Database, StoreError, users
+from merknera.store.db import POSTGRESQL_URL
+from merknera.store.postgres import connect_sync, redacted
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -55,6 +57,13 @@ def _parser() -> argparse.ArgumentParser:
     migrate = store_commands.add_parser(
         "migrate", help="bring the store to this version's schema (serve does it too)")
     add_config_arguments(migrate, keys=("db",))
+    copy = store_commands.add_parser(
+        "copy", help="move a SQLite arena into an empty PostgreSQL database (checked by "
+                     "row counts and a rebuild of the ratings)")
+    copy.add_argument("--from", dest="source", required=True, metavar="PATH",
+                      help="the SQLite file (no node may serve it meanwhile)")
+    copy.add_argument("--to", dest="target", required=True, metavar="URL",
+                      help="postgresql://user:password@host:port/name, an empty database")
     tournament = commands.add_parser("tournament", help="create and show tournaments")
     tournament_commands = tournament.add_subparsers(dest="tournament_command", required=True)
     create = tournament_commands.add_parser(
@@ -123,7 +132,7 @@ async def _user_add(db_path: str, name: str) -> int:
         return 1
     finally:
         await db.close()
-    print(f'Created user "{user.name}" (id {user.id}) in {db_path}.')
+    print(f'Created user "{user.name}" (id {user.id}) in {redacted(db_path)}.')
     print("Its API token follows; it is shown only now (the store keeps a hash):")
     print(token)
     return 0
@@ -144,28 +153,57 @@ async def _user_token(db_path: str, name: str, description: str) -> int:
 
 
 async def _db_migrate(db_path: str) -> int:
-    before = _schema_version(db_path)
+    before = await asyncio.to_thread(_schema_version, db_path)
     db = await Database.open(db_path)
     try:
-        after = await db.fetchval("PRAGMA user_version")
+        after = await db.schema_version()
     finally:
         await db.close()
-    print(f"{db_path}: schema version {after}" + (
+    print(f"{redacted(db_path)}: schema version {after}" + (
         " (new)" if before is None else " (it was already)" if before == after
         else f" (migrated from {before})"))
     return 0
 
 
 def _schema_version(db_path: str) -> int | None:
-    """The schema version of an existing store file, read without changing it; None for
+    """The schema version of an existing store, read without changing it; None for
     a store not made yet."""
+    if POSTGRESQL_URL.match(db_path):
+        conn = connect_sync(db_path)
+        try:
+            row = conn.execute("SELECT to_regclass('merknera_schema') IS NOT NULL").fetchone()
+            if row is None or not row[0]:
+                return None
+            version = conn.execute("SELECT version FROM merknera_schema").fetchone()
+            return None if version is None else int(version[0])
+        finally:
+            conn.raw.close()
     if db_path == ":memory:" or not Path(db_path).exists():
         return None
-    conn = sqlite3.connect(f"{Path(db_path).resolve().as_uri()}?mode=ro", uri=True)
+    file = sqlite3.connect(f"{Path(db_path).resolve().as_uri()}?mode=ro", uri=True)
     try:
-        return int(conn.execute("PRAGMA user_version").fetchone()[0])
+        return int(file.execute("PRAGMA user_version").fetchone()[0])
     finally:
-        conn.close()
+        file.close()
+
+
+async def _db_copy(source: str, target: str) -> int:
+    from merknera.store.copy import copy
+
+    if not POSTGRESQL_URL.match(target):
+        print(f"merknera: --to {target!r} is not a postgresql:// URL", file=sys.stderr)
+        return 2
+    try:
+        summary = await copy(source, target)
+    except StoreError as exc:
+        print(f"merknera: {exc}", file=sys.stderr)
+        return 1
+    print(f"Copied {source} into {redacted(target)}:")
+    for table, count in summary.rows.items():
+        print(f"  {table:<22}{count:>10,} rows (the same count on both sides)")
+    print(f"Ratings rebuilt from the copied results: {summary.rated_games} games, "
+          f"{summary.rated_bots} bots, the same as copied.")
+    return 0
 
 
 async def _ratings_rebuild(db_path: str) -> int:
@@ -176,7 +214,7 @@ async def _ratings_rebuild(db_path: str) -> int:
         summary = await ratings.rebuild(db)
     finally:
         await db.close()
-    print(f"Rebuilt the ratings in {db_path}: {summary.games} games rated, "
+    print(f"Rebuilt the ratings in {redacted(db_path)}: {summary.games} games rated, "
           f"{summary.bots} bots rated.")
     print("The stored ratings were already the same." if summary.changed == 0 else
           f"{summary.changed} bots' stored ratings differed and were replaced.")
@@ -211,6 +249,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "ratings":
             return asyncio.run(_ratings_rebuild(config.db))
         if args.command == "db":
+            if args.db_command == "copy":
+                return asyncio.run(_db_copy(args.source, args.target))
             return asyncio.run(_db_migrate(config.db))
         if args.command == "tournament":
             from merknera import tournament_cli

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
 
+from merknera.store.db import POSTGRESQL_URL
+
 ENV_PREFIX = "MERKNERA_"
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -93,7 +95,10 @@ class Config:
     """Seconds a bot that answered NewGame with PREPARING has to call Ready."""
 
     concurrency: int = 32
-    """Games played at the same time, at most."""
+    """Games played at the same time, at most (on each node)."""
+    lease_seconds: float = 15.0
+    """How long a node's lease on a game lasts unless renewed (every third of it): a node
+    that dies leaves its games to the others this long after its last renewal."""
     max_strikes: int = 3
     """Faulty replies that forfeit a game (per game: ``[games.X] max_strikes``)."""
 
@@ -293,8 +298,8 @@ def _bad(raw: object) -> object:
 
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-"""A URL (``postgresql://...``), where ``db`` is a path: SQLite would make a folder of its
-scheme (``postgresql:``) and a file in it."""
+"""A URL where ``db`` would be a path: SQLite would make a folder of its scheme
+(``mysql:``) and a file in it."""
 
 
 def _validate(config: Config) -> Config:
@@ -303,9 +308,11 @@ def _validate(config: Config) -> Config:
             raise ConfigError(f"{key} = {getattr(config, key)!r}: {why}")
 
     need(0 <= config.port <= 65535, "port", "must be between 0 and 65535")
-    need(not _URL.match(config.db), "db",
-         "a URL the store does not speak: db is the path of a SQLite file (one node; several "
-         "nodes on one database are not supported yet)")
+    if _URL.match(config.db) and not POSTGRESQL_URL.match(config.db):
+        scheme = config.db.split("://", 1)[0]
+        raise ConfigError(f"db = '{scheme}://...': a URL the store does not speak: db is "
+                          "the path of a SQLite file (one node) or a postgresql:// URL "
+                          "(any number of nodes)")
     for key in ("battlebot_port", "hexagons_port", "kalaha_port"):
         need(0 <= getattr(config, key) <= 65535, key, "must be between 0 and 65535")
     need(bool(config.battlebot_tls_cert) == bool(config.battlebot_tls_key),
@@ -327,6 +334,7 @@ def _validate(config: Config) -> Config:
     need(config.max_strikes >= 1, "max_strikes", "must be at least 1")
     need(config.max_reply_bytes >= 1024, "max_reply_bytes", "must be at least 1024")
     need(config.ladder_interval > 0, "ladder_interval", "must be greater than 0")
+    need(config.lease_seconds >= 1, "lease_seconds", "must be at least 1")
     need(config.max_games_per_bot >= 1, "max_games_per_bot", "must be at least 1")
     need(config.fault_window >= 1, "fault_window", "must be at least 1")
     need(0 <= config.fault_share <= 1, "fault_share", "must be between 0 and 1")

@@ -1,13 +1,15 @@
 """In-process events: what happened in the arena, for live listeners (demo output, pages).
 
-Publishing never blocks: a listener that falls behind loses its oldest events.
+Publishing never blocks: a listener that falls behind loses its oldest events.  A bus may
+also hand its own events to one forwarder (:attr:`EventBus.forward`: the relay to the other
+nodes, :mod:`merknera.relay`), which must not block either.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from merknera.games.base import JSON, SeatResult, Termination
@@ -68,14 +70,22 @@ class EventBus:
         self._backlog = backlog
         self._queues: set[asyncio.Queue[Event]] = set()
         self._by_game: dict[int, set[asyncio.Queue[Event]]] = {}
+        self.forward: Callable[[Event], None] | None = None
+        """Called with every event published with ``forward`` (this node's own events), after
+        the listeners have it; it must return at once and not raise (it runs in
+        :meth:`publish`, on the game runners' path)."""
 
-    def publish(self, event: Event) -> None:
-        """Hand an event to every listener it concerns, dropping a full queue's oldest."""
+    def publish(self, event: Event, *, forward: bool = True) -> None:
+        """Hand an event to every listener it concerns, dropping a full queue's oldest, then
+        to :attr:`forward`; ``forward=False`` for an event that came from another node, which
+        must not be sent back out."""
         for queue in self._queues:
             _put(queue, event)
         if not isinstance(event, BotStatusChanged):
             for queue in self._by_game.get(event.game_id, ()):
                 _put(queue, event)
+        if forward and self.forward is not None:
+            self.forward(event)
 
     @contextlib.asynccontextmanager
     async def listen(self, game_id: int | None = None) -> AsyncIterator[asyncio.Queue[Event]]:

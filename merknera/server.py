@@ -19,6 +19,7 @@ from aiohttp import web
 from merknera.app import Platform, build_app
 from merknera.config import Config
 from merknera.store import node_lock
+from merknera.store.postgres import redacted
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +114,8 @@ async def wait_for_signal() -> None:
 async def serve(config: Config) -> None:
     """Serve until SIGINT or SIGTERM; prints ``Merknera listening on <url>`` when ready."""
     async with running(config) as (live, _):
-        print(f"Merknera listening on {live.base_url} (database {live.db})", flush=True)
+        print(f"Merknera listening on {live.base_url} (database {redacted(live.db)})",
+              flush=True)
         if live.battlebot_port:
             print(f"Battlebot listener on {battlebot_url(live)}", flush=True)
         host = f"[{live.host}]" if ":" in live.host else live.host

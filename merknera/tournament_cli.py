@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import sqlite3
 import sys
 from collections.abc import Sequence
 
 from merknera.scheduler.tournaments import create_in, table, total_rounds
 from merknera.store import Database
 from merknera.store import tournaments as store
+from merknera.store.db import Connection
 
 
-def resolve_bots(conn: sqlite3.Connection, game: str, given: Sequence[str]) -> list[int]:
+def resolve_bots(conn: Connection, game: str, given: Sequence[str]) -> list[int]:
     """Bot ids from ids or names (a name means its current version of ``game``).
 
     :raises ValueError: for a name or id that is no current bot of the game.
@@ -41,7 +41,7 @@ async def create(db_path: str, game: str, fmt: str, rounds: int, bots: Sequence[
     """The ``tournament create`` command."""
     db = await Database.open(db_path)
     try:
-        def work(conn: sqlite3.Connection) -> int:
+        def work(conn: Connection) -> int:
             chosen = None if bots is None else resolve_bots(conn, game, bots)
             return create_in(conn, game, fmt, rounds, chosen)
 

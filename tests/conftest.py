@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,17 +14,43 @@ from pytest_aiohttp import AiohttpClient
 from merknera.app import Platform, build_app
 from merknera.config import Config
 from merknera.store import users
+from tests.postgres_support import Cluster, start_cluster
 from tests.support import Arena
 
 # check_golden's assertions show pytest's diff of the transcripts, as asserts in tests do.
 pytest.register_assert_rewrite("tests.golden")
 
 
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Cluster]:
+    """One throwaway PostgreSQL cluster for the whole run (each test makes a database)."""
+    cluster = start_cluster()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A new, empty store on each backend: a SQLite path, then a PostgreSQL URL."""
+    if request.param == "sqlite":
+        return str(tmp_path / "store.db")
+    cluster: Cluster = request.getfixturevalue("postgres")
+    return cluster.new_database()
+
+
+STORE_VARIABLE = "MERKNERA_TEST_STORE"
+"""``postgresql`` runs the platform's tests on the throwaway PostgreSQL, not SQLite."""
+
+
 @pytest.fixture
-def config(tmp_path: Path) -> Config:
+def config(request: pytest.FixtureRequest, tmp_path: Path) -> Config:
     """Short timeouts so that faults are quick to provoke."""
+    if os.environ.get(STORE_VARIABLE) == "postgresql":
+        db = request.getfixturevalue("postgres").new_database()
+    else:
+        db = str(tmp_path / "merknera.db")
     return Config(
-        db=str(tmp_path / "merknera.db"),
+        db=db,
         move_timeout=1.0,
         ping_timeout=1.0,
         notify_timeout=1.0,

@@ -9,6 +9,7 @@ refuses to run as root).  The programs are Debian's ``postgresql`` package's
 
 from __future__ import annotations
 
+import itertools
 import os
 import pwd
 import shutil
@@ -18,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.support import free_port
+
+_numbers = itertools.count(1)
 
 SERVER_USER = "postgres"
 """Who runs the cluster when the tests run as root."""
@@ -50,7 +53,17 @@ class Cluster:
     @property
     def url(self) -> str:
         """A ``postgresql://`` URL of its ``postgres`` database over TCP."""
-        return f"postgresql://{self.user}@127.0.0.1:{self.port}/postgres"
+        return self.database_url("postgres")
+
+    def database_url(self, name: str) -> str:
+        """A ``postgresql://`` URL of the database ``name`` over TCP."""
+        return f"postgresql://{self.user}@127.0.0.1:{self.port}/{name}"
+
+    def new_database(self) -> str:
+        """Create an empty database; its URL."""
+        name = f"store_{next(_numbers)}"
+        self.psql(f"CREATE DATABASE {name}")
+        return self.database_url(name)
 
     def psql(self, sql: str, database: str = "postgres") -> str:
         """Run ``sql`` with psql; its output, unaligned and without headers."""

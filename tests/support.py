@@ -16,13 +16,6 @@ from aiohttp.test_utils import TestClient
 from merknera.app import Platform
 from merknera.games import JSON
 
-TABLES_SQL = ("SELECT name FROM sqlite_master WHERE type = 'table' "
-              "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
-"""Every table of the store, read from its schema so that a table a new migration adds is
-counted too.  SQLite's own tables (``sqlite_sequence``, ``sqlite_stat1``) are left out: they
-are its bookkeeping, not what a request stored.  (The schema's version is ``PRAGMA
-user_version``, not a table.)"""
-
 
 @dataclasses.dataclass
 class Arena:
@@ -69,10 +62,10 @@ class Arena:
         return found
 
     async def counts(self) -> dict[str, int]:
-        """Rows in every table (:data:`TABLES_SQL`), to show that a refused request stored
-        nothing."""
+        """Rows in every table (``Database.table_names``), to show that a refused request
+        stored nothing."""
         db = self.platform.db
-        tables = [row[0] for row in await db.fetchall(TABLES_SQL)]
+        tables = await db.table_names()
         return {table: await db.fetchval(f'SELECT COUNT(*) FROM "{table}"')  # noqa: S608
                 for table in tables}
 

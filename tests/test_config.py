@@ -405,11 +405,18 @@ def test_the_default_rest_call_timeout_is_the_spec_s_second(toml: Path) -> None:
     assert config.rules_for("SQUELCH").rest_call_timeout == 1.0
 
 
-@pytest.mark.parametrize("url", ["postgresql://merknera:secret@db:5432/arena",
-                                 "mysql://x@y/z", "sqlite:///merknera.db"])
+@pytest.mark.parametrize("url", ["mysql://merknera:secret@db/z", "sqlite:///merknera.db",
+                                 "postgresql+asyncpg://merknera:secret@db/arena"])
 def test_a_database_url_the_store_does_not_speak_is_refused(toml: Path, url: str) -> None:
-    with pytest.raises(ConfigError, match=r"^db = '.*': a URL the store does not speak"):
+    with pytest.raises(ConfigError, match=r"^db = '.*': a URL the store does not speak") as caught:
         load_config(toml, environ={"MERKNERA_DB": url})
+    assert "secret" not in str(caught.value)
+
+
+@pytest.mark.parametrize("url", ["postgresql://merknera:secret@db:5432/arena",
+                                 "postgres://db/arena", "POSTGRESQL://db/arena"])
+def test_a_postgresql_url_is_a_store(toml: Path, url: str) -> None:
+    assert load_config(toml, environ={"MERKNERA_DB": url}).db == url
 
 
 def test_serve_with_a_database_url_stops_before_making_anything(
@@ -417,6 +424,6 @@ def test_serve_with_a_database_url_stops_before_making_anything(
         capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("MERKNERA_CONFIG", raising=False)
-    assert cli.main(["serve", "--db", "postgresql://merknera@localhost/arena"]) == 2
+    assert cli.main(["serve", "--db", "mysql://merknera@localhost/arena"]) == 2
     assert "a URL the store does not speak" in capsys.readouterr().err
-    assert list(tmp_path.iterdir()) == []  # before: a folder "postgresql:" with a file in it
+    assert list(tmp_path.iterdir()) == []  # before: a folder "mysql:" with a file in it

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from merknera.store import Database
-from merknera.store.db import _split, migrations
+from merknera.store.db import migrations
+from merknera.store.db import split_statements as _split
 
 OLD_FAULT = ("cannot connect to http://10.0.0.7:8001/private?key=hunter2: [Errno 111] Connect "
              "call failed ('10.0.0.7', 8001) (you forfeit the game)")

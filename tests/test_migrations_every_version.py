@@ -15,7 +15,9 @@ from merknera.names import name_key, name_shape
 from merknera.protocol.excerpt import without_addresses
 from merknera.store import Database, results
 from merknera.store import ratings as rating_store
-from merknera.store.db import REBUILDS_TABLES, _split, migrations
+from merknera.store.db import Connection, migrations
+from merknera.store.db import split_statements as _split
+from merknera.store.sqlite import REBUILDS_TABLES
 
 STAMP = "2026-01-01T00:00:00.000Z"
 TABLES = ("users", "tokens", "bots", "games", "seats", "moves", "bot_log")
@@ -81,12 +83,12 @@ def store_of_version(path: Path, version: int) -> None:
     conn.close()
 
 
-def counts(conn: sqlite3.Connection) -> dict[str, int]:
+def counts(conn: Connection) -> dict[str, int]:
     return {table: conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]  # noqa: S608
             for table in TABLES}
 
 
-def kept(conn: sqlite3.Connection) -> list[tuple[object, ...]]:
+def kept(conn: Connection) -> list[tuple[object, ...]]:
     """What must come through unchanged: games' results, seats, moves."""
     return [tuple(row) for row in conn.execute(
         "SELECT games.id, games.status, games.outcome, games.reason, games.detail, "

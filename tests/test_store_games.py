@@ -5,21 +5,20 @@ back as the members that were stored, from a real SQLite file closed and opened 
 from __future__ import annotations
 
 import functools
-import sqlite3
-from pathlib import Path
 
 from merknera.games import Outcome, SeatResult, Termination
 from merknera.protocol.faults import FaultKind
 from merknera.store import Database, games, results, users
 from merknera.store import bots as bot_store
 from merknera.store import tournaments as tournament_store
+from merknera.store.db import Connection
 from merknera.store.games import GameResult, GameStatus
 
 
 async def make_bots(db: Database, count: int) -> list[int]:
     user, _ = await users.create_user(db, "owner")
 
-    def work(conn: sqlite3.Connection) -> list[int]:
+    def work(conn: Connection) -> list[int]:
         return [bot_store.insert(conn, name=f"bot-{number}", version="1", game="TICTACTOE",
                                  user_id=user.id,
                                  meta=bot_store.BotMetadata("http://127.0.0.1:9/rpc"),
@@ -28,8 +27,8 @@ async def make_bots(db: Database, count: int) -> list[int]:
     return await db.transaction(work)
 
 
-async def test_faults_results_and_termination_round_trip_as_enums(tmp_path: Path) -> None:
-    path = tmp_path / "games.db"
+async def test_faults_results_and_termination_round_trip_as_enums(store_target: str) -> None:
+    path = store_target
     db = await Database.open(path)
     try:
         first, second = await make_bots(db, 2)
@@ -82,8 +81,8 @@ async def test_faults_results_and_termination_round_trip_as_enums(tmp_path: Path
         await db.close()
 
 
-async def test_a_game_without_a_result_reads_back_none_for_every_seat(tmp_path: Path) -> None:
-    db = await Database.open(tmp_path / "games.db")
+async def test_a_game_without_a_result_reads_back_none_for_every_seat(store_target: str) -> None:
+    db = await Database.open(store_target)
     try:
         bot_ids = await make_bots(db, 2)
         game_id = await db.transaction(lambda conn: games.create(conn, "TICTACTOE", 1, bot_ids))
@@ -99,12 +98,12 @@ async def test_a_game_without_a_result_reads_back_none_for_every_seat(tmp_path: 
 
 
 async def test_a_tournament_game_reads_back_its_status_and_first_seat_result(
-        tmp_path: Path) -> None:
-    db = await Database.open(tmp_path / "games.db")
+        store_target: str) -> None:
+    db = await Database.open(store_target)
     try:
         first, second = await make_bots(db, 2)
 
-        def create(conn: sqlite3.Connection) -> tuple[int, int, int]:
+        def create(conn: Connection) -> tuple[int, int, int]:
             tournament_id = tournament_store.create(conn, "TICTACTOE", "ROUND_ROBIN", 1,
                                                     [first, second])
             played = games.create(conn, "TICTACTOE", 1, [first, second], origin="TOURNAMENT",

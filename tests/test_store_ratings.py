@@ -4,9 +4,7 @@ never for games without a result, and rebuilt from the results to the same float
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from collections.abc import AsyncIterator, Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,14 +15,15 @@ from merknera.ratings import DEFAULT, Rating, update
 from merknera.store import Database, games, users
 from merknera.store import bots as bot_store
 from merknera.store import ratings as rating_store
+from merknera.store.db import Connection
 
 T0, T1, T2, T3 = ("2030-01-01T00:00:00.000Z", "2030-01-01T00:00:01.000Z",
                   "2030-01-01T00:00:02.000Z", "2030-01-01T00:00:03.000Z")
 
 
 @pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[Database]:
-    database = await Database.open(tmp_path / "ratings.db")
+async def db(store_target: str) -> AsyncIterator[Database]:
+    database = await Database.open(store_target)
     yield database
     await database.close()
 
@@ -32,7 +31,7 @@ async def db(tmp_path: Path) -> AsyncIterator[Database]:
 async def make_bots(db: Database, count: int, game: str = "TICTACTOE") -> list[int]:
     user, _ = await users.create_user(db, f"owner-{game}")
 
-    def work(conn: sqlite3.Connection) -> list[int]:
+    def work(conn: Connection) -> list[int]:
         return [bot_store.insert(conn, name=f"{game.lower()}-{number}", version="1", game=game,
                                  user_id=user.id,
                                  meta=bot_store.BotMetadata("http://127.0.0.1:9/rpc"),
@@ -105,7 +104,7 @@ async def test_the_result_and_the_rating_commit_or_fail_together(
     # and a transaction that fails after rating the game leaves no rating behind
     monkeypatch.undo()
 
-    def finish_then_fail(conn: sqlite3.Connection) -> None:
+    def finish_then_fail(conn: Connection) -> None:
         assert games.finish_in(conn, game_id, Outcome.win(0, 2, "X won"), None, [], T1)
         assert conn.execute("SELECT COUNT(*) FROM ratings").fetchone()[0] == 2
         raise RuntimeError("something later in the transaction failed")
@@ -212,8 +211,9 @@ async def test_a_rebuild_replaces_ratings_out_of_step_with_the_results(db: Datab
     assert await rating_store.get(db, e) is None
 
 
-def test_the_ratings_rebuild_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / "cli.db"
+def test_the_ratings_rebuild_command(store_target: str,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    path = store_target
 
     async def fill() -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
         db = await Database.open(path)

@@ -4,19 +4,17 @@ that is cancelled gives its reader back."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import threading
-from pathlib import Path
 
 from merknera.store import Database
-from merknera.store.db import READERS
+from merknera.store.db import READERS, Connection
 
 
-async def test_a_slow_read_holds_up_no_other_read(tmp_path: Path) -> None:
-    db = await Database.open(tmp_path / "readers.db")
+async def test_a_slow_read_holds_up_no_other_read(store_target: str) -> None:
+    db = await Database.open(store_target)
     release = threading.Event()
 
-    def slow(conn: sqlite3.Connection) -> int:
+    def slow(conn: Connection) -> int:
         release.wait(30)  # a safety net: the test sets it
         return int(conn.execute("SELECT 1").fetchone()[0])
 
@@ -32,8 +30,8 @@ async def test_a_slow_read_holds_up_no_other_read(tmp_path: Path) -> None:
         await db.close()
 
 
-async def test_a_cancelled_read_gives_its_reader_back(tmp_path: Path) -> None:
-    db = await Database.open(tmp_path / "readers.db", readers=1)
+async def test_a_cancelled_read_gives_its_reader_back(store_target: str) -> None:
+    db = await Database.open(store_target, readers=1)
     release = threading.Event()
     try:
         blocked = asyncio.ensure_future(db.read(lambda conn: release.wait(30)))

@@ -11,7 +11,6 @@ A player who gives none plays as :data:`ANONYMOUS`, whose games rate nobody.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 
 from merknera.names import ANONYMOUS, NameRefusedError, check_bot_name, is_anonymous_name
@@ -19,6 +18,7 @@ from merknera.protocol.bot_protocols import BotProtocol
 from merknera.scheduler.arena import Arena
 from merknera.store import bots, logs, now, users
 from merknera.store.bots import Bot, BotMetadata, BotStatus
+from merknera.store.db import Connection
 
 GUEST_OWNER = "(guests)"
 """The user who owns every guest."""
@@ -55,7 +55,7 @@ async def guest(arena: Arena, name: str | None, game: str,
         raise GuestRefusedError(f'the name "{ANONYMOUS}" is kept for players who give none')
     version = game.lower()
 
-    def work(conn: sqlite3.Connection) -> tuple[Bot, bool]:
+    def work(conn: Connection) -> tuple[Bot, bool]:
         owner = users.by_name(conn, GUEST_OWNER)
         owner_id = owner.id if owner is not None else users.insert_user(conn, GUEST_OWNER,
                                                                         now())

@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import math
 import secrets
-import sqlite3
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -31,6 +30,7 @@ from merknera.scheduler.play import ReplayError, replay
 from merknera.seats.polled import PolledSeat, PolledTransport
 from merknera.store import bots, competition, games, logs
 from merknera.store.bots import Bot
+from merknera.store.db import Connection
 from merknera.store.games import GameRecord
 
 log = logging.getLogger(__name__)
@@ -185,11 +185,12 @@ class Tables:
         rated = not any(is_anonymous(bot) for bot in seated)
         stored = {**arena.new_game_settings(mnemonic), **(settings or {})}
         names = [bot.name for bot in seated]
+        lease = arena.leases.fresh()  # the node holding the clients plays it
 
-        def create(conn: sqlite3.Connection) -> int:
+        def create(conn: Connection) -> int:
             game_id = games.create(conn, mnemonic, secrets.randbits(63),
                                    [bot.id for bot in seated], stored, origin="MATCH",
-                                   handle=handle, rated=rated)
+                                   handle=handle, rated=rated, lease=lease)
             for seat, bot in enumerate(seated):
                 others = ", ".join(n for s, n in enumerate(names) if s != seat)
                 # Not the handle: it lets its holder move (a board's id, a person's token).

@@ -14,6 +14,7 @@ from merknera.assets import AssetStore
 from merknera.config import Config
 from merknera.events import EventBus, GameFinished
 from merknera.games import JSON, AnyGame
+from merknera.scheduler.leases import Leases
 from merknera.scheduler.presence import Presence
 from merknera.scheduler.readiness import Readiness
 from merknera.scheduler.slots import Slots
@@ -87,6 +88,8 @@ class Arena:
     """Every hosted game by mnemonic, set up with its assets."""
     assets: AssetStore
     readiness: Readiness
+    leases: Leases
+    """This node's game leases (one node, or one of several on PostgreSQL)."""
     finish_hooks: list[Callable[[GameFinished], Coroutine[Any, Any, None]]] = field(
         default_factory=list)
     """Called (in tasks of their own) after every game that finished with its result

@@ -1,4 +1,5 @@
-"""The scheduler: starts a runner task per game, resumes unfinished games, stops cleanly."""
+"""The scheduler: starts a runner task per game, resumes unfinished games (this node's, and
+those of nodes that died: merknera.scheduler.leases), stops cleanly."""
 
 from __future__ import annotations
 
@@ -10,12 +11,12 @@ from collections.abc import Iterable
 
 from merknera.scheduler.arena import Arena
 from merknera.scheduler.runner import GameRunner
-from merknera.store import games
 
 log = logging.getLogger(__name__)
 
-SWEEP_SECONDS = 30.0
-"""How often unfinished games are checked for a runner."""
+RESUME_ALL = 1_000_000
+"""At start, every unfinished game that no live node plays is resumed (its runner waits
+for a place in play), as one node always did."""
 
 
 class Scheduler:
@@ -29,28 +30,48 @@ class Scheduler:
         self._idle.set()
         self._stopping = False
         self._sweeper: asyncio.Task[None] | None = None
+        self._cancelling: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
-        """Resume every unfinished game from its stored moves, and keep looking for
-        unfinished games that have no runner (one whose runner failed to record its end)."""
-        unfinished = await games.unfinished(self.arena.db)
+        """Resume the unfinished games no live node plays, from their stored moves; then
+        keep the leases and take the games of nodes that die, and games without a runner
+        (one whose runner failed to record its end)."""
+        leases = self.arena.leases
+        await leases.heartbeat()
+        unfinished = await leases.claimable(RESUME_ALL, ())
         if unfinished:
             log.info("resuming %d unfinished games", len(unfinished))
         self.submit(unfinished)
-        self._sweeper = asyncio.create_task(self._sweep(), name="orphan-sweeper")
+        self._sweeper = asyncio.create_task(
+            leases.run(lambda: list(self._tasks), self.room, self.submit, self._lost),
+            name="leases")
 
-    async def _sweep(self) -> None:
-        while True:
-            await asyncio.sleep(SWEEP_SECONDS)
-            try:
-                orphans = [gid for gid in await games.unfinished(self.arena.db)
-                           if gid not in self._tasks]
-            except Exception:
-                log.exception("could not look for games without a runner")
-                continue
-            if orphans:
-                log.warning("games without a runner, started again: %s", orphans[:20])
-                self.submit(orphans)
+    def room(self) -> int:
+        """Games this node could start playing now (``concurrency`` less its runners)."""
+        return max(0, self.arena.config.concurrency - self.running)
+
+    async def free(self) -> int:
+        """Games the arena could start playing now: this node's room, or with several
+        nodes the room of them all (``concurrency`` each, less every unfinished game)."""
+        leases = self.arena.leases
+        if leases.live_nodes <= 1:
+            return self.room()
+        unfinished = await self.arena.db.fetchval(
+            "SELECT COUNT(*) FROM games WHERE status IN ('PENDING', 'RUNNING') "
+            "AND handle IS NULL")
+        return max(0, self.arena.config.concurrency * leases.live_nodes - int(unfinished))
+
+    def offer(self, game_ids: list[int]) -> None:
+        """New games for whichever node has room: with one node, started here; with
+        several, left for the nodes' claim loops (this one's too), so that the games of
+        the ladder and tournaments spread over the nodes."""
+        if self.arena.leases.live_nodes <= 1:
+            self.submit(game_ids)
+
+    def _lost(self, game_ids: set[int]) -> None:
+        task = asyncio.create_task(self.cancel(game_ids))
+        self._cancelling.add(task)
+        task.add_done_callback(self._cancelling.discard)
 
     def submit(self, game_ids: Iterable[int], *, people: bool = False) -> None:
         """Start runners for these games (a game already running is left alone).
@@ -105,4 +126,9 @@ class Scheduler:
             self._sweeper.cancel()
             await asyncio.gather(self._sweeper, return_exceptions=True)
         await self.cancel(list(self._tasks))
+        await asyncio.gather(*self._cancelling, return_exceptions=True)
         await self.arena.notifier.stop()
+        try:
+            await self.arena.leases.stopped()
+        except Exception:
+            log.exception("could not give up this node's leases (they run out by themselves)")

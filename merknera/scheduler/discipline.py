@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import sqlite3
 
 from merknera.events import GameFinished
 from merknera.games import Outcome, Termination
@@ -19,6 +18,7 @@ from merknera.protocol.bot_protocols import BotProtocol
 from merknera.scheduler.core import Scheduler
 from merknera.store import bots, games, logs, now, users
 from merknera.store.bots import Bot
+from merknera.store.db import Connection
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ class Discipline:
                     "play again"))
 
 
-def _disable(conn: sqlite3.Connection, bot_id: int, by: str, reason: str,
+def _disable(conn: Connection, bot_id: int, by: str, reason: str,
              stamp: str, with_owner: bool = False) -> list[int] | None:
     found = conn.execute("SELECT status, disabled_with_owner FROM bots WHERE id = ?",
                          (bot_id,)).fetchone()
@@ -132,14 +132,14 @@ def _disable(conn: sqlite3.Connection, bot_id: int, by: str, reason: str,
     return unfinished
 
 
-def _enable(conn: sqlite3.Connection, bot_id: int) -> Bot | None:
+def _enable(conn: Connection, bot_id: int) -> Bot | None:
     bot = bots.enable(conn, bot_id)
     if bot is not None:
         logs.add(conn, bot_id, "Enabled again; it plays once it answers a ping")
     return bot
 
 
-def _suspend(conn: sqlite3.Connection, user_name: str, reason: str,
+def _suspend(conn: Connection, user_name: str, reason: str,
              stamp: str) -> tuple[list[int], list[int]] | None:
     user = users.by_name(conn, user_name)
     if user is None:
@@ -155,7 +155,7 @@ def _suspend(conn: sqlite3.Connection, user_name: str, reason: str,
     return disabled, ended
 
 
-def _unsuspend(conn: sqlite3.Connection, user_name: str) -> list[Bot] | None:
+def _unsuspend(conn: Connection, user_name: str) -> list[Bot] | None:
     user = users.by_name(conn, user_name)
     if user is None:
         return None

@@ -22,7 +22,6 @@ import functools
 import logging
 import math
 import secrets
-import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -30,6 +29,7 @@ from merknera.games import JSON
 from merknera.ratings import MODEL
 from merknera.scheduler.core import Scheduler
 from merknera.store import competition, games, logs
+from merknera.store.db import Connection
 
 log = logging.getLogger(__name__)
 
@@ -186,7 +186,7 @@ class Ladder:
     async def pass_once(self) -> list[int]:
         """One scheduling pass over every game; returns the ids of the games created."""
         arena = self._arena
-        free = arena.config.concurrency - self._scheduler.running
+        free = await self._scheduler.free()
         if free <= 0:
             return []
         created: list[int] = []
@@ -209,11 +209,11 @@ class Ladder:
                 _create, game=mnemonic, pairs=pairs, settings=settings, names=names))
             if len(created) >= free:
                 break
-        self._scheduler.submit(created)
+        self._scheduler.offer(created)
         return created
 
 
-def _pair(conn: sqlite3.Connection, bot_ids: list[int], cap: int,
+def _pair(conn: Connection, bot_ids: list[int], cap: int,
           slots: int) -> list[tuple[int, int]]:
     """The pass's pairs among the bots with room for another game, read and chosen on the
     reader's thread: one trip to the store, however many opponents the pairing looks up."""
@@ -224,7 +224,7 @@ def _pair(conn: sqlite3.Connection, bot_ids: list[int], cap: int,
                                 functools.partial(competition.recent_opponents, conn))
 
 
-def _create(conn: sqlite3.Connection, game: str, pairs: list[tuple[int, int]],
+def _create(conn: Connection, game: str, pairs: list[tuple[int, int]],
             settings: dict[str, JSON], names: dict[int, str]) -> list[int]:
     # Checked again in the transaction: a bot superseded or disabled since the pass read
     # the candidates must not get a game it would forfeit.

@@ -23,8 +23,9 @@ Entry = tuple[Seat, CallResult | None, Verdict]
 class MoveLog:
     """One game's move log, written as the runner plays it."""
 
-    def __init__(self, db: Database, events: EventBus, game_id: int) -> None:
+    def __init__(self, db: Database, events: EventBus, game_id: int, node: str) -> None:
         self._db = db
+        self._node = node
         self._events = events
         self._game_id = game_id
         self._last: asyncio.Future[bool] | None = None
@@ -32,7 +33,8 @@ class MoveLog:
 
     async def append(self, play: Play, entries: Sequence[Entry]) -> bool:
         """Queue rows for these calls, written together (all or none); False if the game
-        turned out to be finished (by a newer version of a bot, or an admin).
+        turned out to be finished (by a newer version of a bot, or an admin), or to be
+        played by another node (this one lost its lease).
 
         :raises RuntimeError: past the game's bound on moves and faults (a bug).
         """
@@ -54,7 +56,7 @@ class MoveLog:
                 else reply.reply.decode("utf-8", errors="replace"),
                 latency_ms=None if reply is None else round(reply.latency * 1000, 3)))
             published.append(MovePlayed(self._game_id, play.seq, seat, move, fault))
-        self._last = games.record_moves(self._db, self._game_id, rows)
+        self._last = games.record_moves(self._db, self._game_id, rows, self._node)
         events = self._events
 
         def announce(done: asyncio.Future[bool]) -> None:

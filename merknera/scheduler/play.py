@@ -16,6 +16,7 @@ from merknera.games import (
     InvalidMoveError,
     Outcome,
     Seat,
+    SeatResult,
     Step,
     Termination,
 )
@@ -199,3 +200,18 @@ def absent_outcome(play: Play, absent: list[Seat], termination: Termination,
         return Outcome.forfeit(absent[0], play.seats, termination, detail)
     ranks = tuple(1 if seat in absent else 0 for seat in range(play.seats))
     return Outcome(termination, ranks, detail)
+
+
+_VERDICTS = {SeatResult.WIN: "you won", SeatResult.LOSS: "you lost", SeatResult.DRAW: "a draw",
+             SeatResult.NONE: "no result"}
+
+
+def completion_lines(game_id: int, seats: list[Bot], results: list[SeatResult],
+                     detail: str) -> list[tuple[int, str]]:
+    """Each seated bot's log line about the end of its game."""
+    lines = []
+    for seat, bot in enumerate(seats):
+        others = ", ".join(f"{b.name} ({b.version})" for s, b in enumerate(seats) if s != seat)
+        lines.append((bot.id, f"Game complete (gameId: {game_id}) against {others}: "
+                              f"{_VERDICTS[results[seat]]}; {detail}"))
+    return lines

@@ -4,6 +4,11 @@ Bots are pinged at start-up, whenever an online bot has not been heard from for
 ``ping_interval`` seconds, and before a bot's first move in a game under the same rule.
 An offline bot is re-pinged with exponential back-off, and games waiting on it resume the
 moment it answers (or its owner registers it again).
+
+With several nodes, one pings (the coordinator: :meth:`Presence.start_pinging`); every node
+keeps its directory in step with the store (:meth:`Presence.refresh`), where the others'
+registrations and the pinger's findings land, and still pings a bot before its first move
+in a game it plays.
 """
 
 from __future__ import annotations
@@ -59,16 +64,61 @@ class Presence:
         self._writes: set[asyncio.Task[None]] = set()
         self._loop_task: asyncio.Task[None] | None = None
 
-    async def start(self) -> None:
-        """Load the current bots and start the pinger, which pings each of them at once.
+    async def start(self, *, alone: bool = True) -> None:
+        """Load the current bots.
 
-        Every bot starts offline: ONLINE in the store means "answered this process", so that
-        no game is scheduled against a bot that died with the previous one.
+        ``alone``: no other node is running, and every bot starts offline: ONLINE in the
+        store means "answered a running node", so that no game is scheduled against a bot
+        that died with the previous one.  Otherwise the store's word is taken.
         """
-        await bots.mark_all_offline(self._db)
+        if alone:
+            await bots.mark_all_offline(self._db)
         for bot in await bots.current(self._db):
-            self._bots[bot.id] = _Liveness(bot, recorded_online=False)
-        self._loop_task = asyncio.create_task(self._loop(), name="pinger")
+            self._learn(bot)
+
+    def start_pinging(self) -> None:
+        """Start the pinger, which pings each bot at once (this node coordinates)."""
+        if self._loop_task is None:
+            self._loop_task = asyncio.create_task(self._loop(), name="pinger")
+
+    async def stop_pinging(self) -> None:
+        """Stop the pinger (another node coordinates now)."""
+        task, self._loop_task = self._loop_task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    def _learn(self, bot: Bot) -> _Liveness:
+        entry = self._bots[bot.id] = _Liveness(
+            bot, recorded_online=bot.status is BotStatus.ONLINE)
+        if entry.recorded_online:
+            entry.online.set()
+            entry.last_heard = time.monotonic()
+            entry.next_ping = entry.last_heard + self._config.ping_interval
+        return entry
+
+    async def refresh(self) -> None:
+        """Take the store's word for what other nodes changed: bots registered, retired,
+        or found online or offline there."""
+        stored = {bot.id: bot for bot in await bots.current(self._db)}
+        for bot_id in [bot_id for bot_id in self._bots if bot_id not in stored]:
+            self.retired([bot_id])
+        for bot_id, bot in stored.items():
+            entry = self._bots.get(bot_id)
+            if entry is None:
+                self._learn(bot)
+                continue
+            online = bot.status is BotStatus.ONLINE
+            entry.bot = dataclasses.replace(bot, self_name=entry.bot.self_name or bot.self_name)
+            # The pinger's node knows better than the store, where its word may be on
+            # its way (written in the background).
+            if self._loop_task is None and online != entry.recorded_online:
+                entry.recorded_online = online
+                if online:
+                    entry.last_heard = time.monotonic()
+                    entry.online.set()
+                else:
+                    entry.online.clear()
 
     async def stop(self) -> None:
         """Stop pinging (and record who was heard from)."""

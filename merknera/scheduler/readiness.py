@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -20,6 +19,7 @@ from merknera.games import JSON, AnyGame, JSONObject
 from merknera.guard import AuthThrottle, Caller, same_host
 from merknera.protocol import jsonrpc
 from merknera.store import Database, logs, users
+from merknera.store.db import Connection
 from merknera.store.games import GameStatus
 from merknera.store.users import User
 
@@ -151,7 +151,7 @@ class ReadyService:
         if status is GameStatus.RUNNING:
             return {"status": "OK"}  # it began already: a repeated Ready changes nothing
         seat = await self._identify(game_id, seats, botname, token, caller)
-        def record(conn: sqlite3.Connection) -> None:
+        def record(conn: Connection) -> None:
             conn.execute("UPDATE seats SET ready = 1 WHERE game_id = ? AND seat = ?",
                          (game_id, seat.seat))
             calls = game.calls
@@ -206,7 +206,7 @@ class ReadyService:
             'is yours with "botname" and "token"')
 
 
-def _game_seats(conn: sqlite3.Connection,
+def _game_seats(conn: Connection,
                 game_id: int) -> tuple[str, GameStatus, dict[str, JSON], list[_Seat]] | None:
     row = conn.execute("SELECT game, status, settings FROM games WHERE id = ?",
                        (game_id,)).fetchone()

@@ -10,7 +10,6 @@ import functools
 import math
 import re
 import secrets
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -36,6 +35,7 @@ from merknera.scheduler.core import Scheduler
 from merknera.scheduler.roundrobin import registration_groups
 from merknera.store import bots, games, logs, now, users
 from merknera.store.bots import Bot, BotMetadata, BotStatus
+from merknera.store.db import Connection
 
 T = TypeVar("T")
 
@@ -221,7 +221,7 @@ def _suspended(user: users.User) -> RegistrationError:
         "no bot of theirs may register")
 
 
-def _register(conn: sqlite3.Connection, request: RegistrationRequest, game: AnyGame,
+def _register(conn: Connection, request: RegistrationRequest, game: AnyGame,
               secret: str, stamp: str, settings: dict[str, JSON],
               max_names: int) -> _Registered:
     """The registration's one transaction (on the store's writer thread)."""
@@ -289,7 +289,7 @@ def _checked(check: Callable[[str], T], text: str) -> T:
         raise RegistrationError(jsonrpc.INVALID_PARAMS, str(exc)) from None
 
 
-def _check_new_name(conn: sqlite3.Connection, name: BotName, user: users.User,
+def _check_new_name(conn: Connection, name: BotName, user: users.User,
                     max_names: int) -> None:
     """Refuse a new name that looks like a name in use, or one name too many."""
     if is_anonymous_name(name):
@@ -314,7 +314,7 @@ def _check_new_name(conn: sqlite3.Connection, name: BotName, user: users.User,
             "may; register new versions of those")
 
 
-def _reregister(conn: sqlite3.Connection, same: Bot, request: RegistrationRequest,
+def _reregister(conn: Connection, same: Bot, request: RegistrationRequest,
                 meta: BotMetadata) -> Bot:
     if same.status is BotStatus.SUPERSEDED:
         raise RegistrationError(
@@ -344,7 +344,7 @@ def _reregister(conn: sqlite3.Connection, same: Bot, request: RegistrationReques
     return bot
 
 
-def _schedule_round_robin(conn: sqlite3.Connection, newcomer: Bot, max_seats: int,
+def _schedule_round_robin(conn: Connection, newcomer: Bot, max_seats: int,
                           settings: dict[str, JSON]) -> list[int]:
     # The stored status is read inside the transaction, so two bots registering at the
     # same moment see each other.  It means "answered this process": see Presence.start.

@@ -37,6 +37,7 @@ from merknera.games import (
 from merknera.protocol.faults import FaultKind
 from merknera.scheduler.arena import Arena
 from merknera.scheduler.connected import ConnectedSeats
+from merknera.scheduler.leases import LeaseLostError
 from merknera.scheduler.movelog import MoveLog
 from merknera.scheduler.play import (
     Faulted,
@@ -45,6 +46,7 @@ from merknera.scheduler.play import (
     ReplayError,
     Verdict,
     absent_outcome,
+    completion_lines,
     replay,
 )
 from merknera.seats import SeatCall
@@ -53,6 +55,7 @@ from merknera.store.bots import Bot, BotStatus
 from merknera.store.games import GameStatus
 
 log = logging.getLogger(__name__)
+
 
 class _Answer(enum.Enum):
     """What a seat's answer to NewGame means."""
@@ -65,7 +68,6 @@ class _Answer(enum.Enum):
 
 
 _NEW_GAME_TRIES = 3
-
 RESOURCE_PAUSES = (0.5, 1.0, 2.0, 4.0, 8.0)
 """Seconds between the tries of a call the platform could not make for want of its own
 descriptors or memory (about 15 s in all; then the runner leaves the game to the sweeper)."""
@@ -77,19 +79,19 @@ class GameRunner:
     def __init__(self, arena: Arena, game_id: int) -> None:
         self._arena = arena
         self._game_id = game_id
-        self._log = MoveLog(arena.db, arena.events, game_id)
+        self._log = MoveLog(arena.db, arena.events, game_id, arena.leases.node)
         self._holding_slot = False
         self._owners: frozenset[int] = frozenset()  # the game counts against their shares
         self._needs_slot = True
-        self._connected: ConnectedSeats | None = None
-        """The seats held by connected clients (set once the seats are known)."""
+        self._connected: ConnectedSeats | None = None  # connected clients' seats, once known
 
     async def run(self) -> None:
         """Play the game; never raises except when cancelled."""
         try:
-            await self._run()
-        except asyncio.CancelledError:
-            raise
+            if await self._arena.leases.claim(self._game_id):
+                await self._run()
+        except LeaseLostError as exc:
+            log.warning("%s; its runner here stops", exc)
         except PlatformResourceError as exc:
             # The platform, not a bot, is short of descriptors or memory: the game stays as
             # stored, for the sweeper to start again from its moves (nobody forfeits).
@@ -104,6 +106,7 @@ class GameRunner:
                     Termination.ABORTED, f"the platform could not continue: {type(exc).__name__}")
         finally:
             self._release()
+            self._arena.leases.release(self._game_id)
             if self._connected is not None:
                 self._connected.release()
 
@@ -356,6 +359,7 @@ class GameRunner:
             return await self._settle(play, seat, None, Faulted(
                 FaultKind.UNREACHABLE, f"{ping} before its first move got no answer"))
         bot = self._bot(play, seat)
+        await arena.leases.hold(self._game_id, play.rules.move_timeout)
         call = SeatCall(self._game_id, game.calls.move, game.next_move_params(play.state, seat),
                         seat)
         asking = self._asking(lambda: arena.seats.ask(bot, game, call, play.rules.move_timeout))
@@ -422,13 +426,10 @@ class GameRunner:
             return
         seats = [self._bot(play, seat) for seat in range(play.seats)]
         results = [outcome.result_for(seat) for seat in range(play.seats)]
-        log_lines = []
-        for seat, bot in enumerate(seats):
-            others = ", ".join(f"{b.name} ({b.version})" for s, b in enumerate(seats) if s != seat)
-            log_lines.append((bot.id, f"Game complete (gameId: {self._game_id}) against "
-                                      f"{others}: {_VERDICTS[results[seat]]}; {outcome.detail}"))
+        log_lines = completion_lines(self._game_id, seats, results, outcome.detail)
         if not await games.finish(arena.db, self._game_id, outcome,
-                                  game.state_to_json(play.state), log_lines):
+                                  game.state_to_json(play.state), log_lines,
+                                  arena.leases.node):
             return
         at_fault = tuple(
             bot.id for seat, bot in enumerate(seats)
@@ -448,7 +449,8 @@ class GameRunner:
 
     async def _finish_without_play(self, termination: Termination, detail: str) -> None:
         await games.finish(self._arena.db, self._game_id,
-                           Outcome.no_result(termination, detail), None)
+                           Outcome.no_result(termination, detail), None,
+                           node=self._arena.leases.node)
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -494,6 +496,3 @@ class GameRunner:
             self._holding_slot = False
             self._arena.slots.release(self._owners)
 
-
-_VERDICTS = {SeatResult.WIN: "you won", SeatResult.LOSS: "you lost", SeatResult.DRAW: "a draw",
-             SeatResult.NONE: "no result"}

@@ -16,7 +16,6 @@ import asyncio
 import functools
 import logging
 import secrets
-import sqlite3
 from collections.abc import Sequence
 
 from merknera.games import JSON, REGISTRY, SeatResult
@@ -34,6 +33,7 @@ from merknera.scheduler.pairing import (
 from merknera.scheduler.standings import StandingRow, standings
 from merknera.store import competition, games, logs
 from merknera.store import tournaments as store
+from merknera.store.db import Connection
 from merknera.store.games import GameStatus
 from merknera.store.tournaments import Tournament
 
@@ -47,7 +47,7 @@ _FIRST_VIEW: dict[SeatResult | None, Outcome] = {
     SeatResult.WIN: 1.0, SeatResult.DRAW: 0.5, SeatResult.LOSS: 0.0}
 
 
-def plan_entrants(conn: sqlite3.Connection, game: str, fmt: str, rounds: int,
+def plan_entrants(conn: Connection, game: str, fmt: str, rounds: int,
                   bot_ids: Sequence[int] | None) -> tuple[str, list[int]]:
     """Check a tournament's terms; returns the stored format and the entrants in seed
     order.  Runs inside the transaction that creates it.
@@ -190,22 +190,22 @@ class Director:
         settings = self._arena.new_game_settings(tournament.game)
         created = await db.transaction(functools.partial(
             _start_round, tournament=tournament, pairs=pairs, settings=settings))
-        self._scheduler.submit(created)
+        self._scheduler.offer(created)
 
 
-def create_in(conn: sqlite3.Connection, game: str, fmt: str, rounds: int,
+def create_in(conn: Connection, game: str, fmt: str, rounds: int,
               bot_ids: Sequence[int] | None) -> int:
     """Create a tournament inside a write transaction (the CLI and the director)."""
     stored, entrants = plan_entrants(conn, game, fmt, rounds, bot_ids)
     return store.create(conn, game, stored, rounds, entrants)
 
 
-def _current(conn: sqlite3.Connection, bot_ids: Sequence[int]) -> set[int]:
+def _current(conn: Connection, bot_ids: Sequence[int]) -> set[int]:
     """Those of the bots still in play (neither superseded nor disabled)."""
     return set(competition.current(conn, bot_ids))
 
 
-def _start_round(conn: sqlite3.Connection, tournament: Tournament, pairs: list[Pairing],
+def _start_round(conn: Connection, tournament: Tournament, pairs: list[Pairing],
                  settings: dict[str, JSON]) -> list[int]:
     round_number = tournament.round + 1
     # Checked again here, in the transaction: a bot superseded or disabled meanwhile has

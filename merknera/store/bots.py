@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import enum
 import json
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from merknera.names import BotName, name_key, name_shape
 from merknera.protocol.bot_protocols import BotProtocol
-from merknera.store.db import IDS, Database, now
+from merknera.store.db import IDS, Connection, Database, Row, now
 
 
 class BotStatus(enum.Enum):
@@ -65,7 +64,7 @@ class BotMetadata:
 _SELECT = "SELECT bots.*, users.name AS owner FROM bots JOIN users ON users.id = bots.user_id"
 
 
-def bot_from_row(row: sqlite3.Row) -> Bot:
+def bot_from_row(row: Row) -> Bot:
     """A Bot from a row of ``_SELECT``."""
     return Bot(
         id=row["id"], name=row["name"], version=row["version"], game=row["game"],
@@ -78,13 +77,13 @@ def bot_from_row(row: sqlite3.Row) -> Bot:
     )
 
 
-def by_name(conn: sqlite3.Connection, name: str) -> list[Bot]:
+def by_name(conn: Connection, name: str) -> list[Bot]:
     """Every version registered under a name, oldest first."""
     cursor = conn.execute(f"{_SELECT} WHERE bots.name = ? ORDER BY bots.id", (name,))
     return [bot_from_row(row) for row in cursor]
 
 
-def look_alikes(conn: sqlite3.Connection, name: BotName) -> list[Bot]:
+def look_alikes(conn: Connection, name: BotName) -> list[Bot]:
     """Bots whose names are the same name as ``name`` but spelt otherwise (their key or
     their shape is ``name``'s: :mod:`merknera.names`), oldest first."""
     cursor = conn.execute(
@@ -93,14 +92,14 @@ def look_alikes(conn: sqlite3.Connection, name: BotName) -> list[Bot]:
     return [bot_from_row(row) for row in cursor]
 
 
-def names_of(conn: sqlite3.Connection, user_id: int) -> int:
+def names_of(conn: Connection, user_id: int) -> int:
     """How many bot names a user has registered."""
     found: int = conn.execute("SELECT COUNT(DISTINCT name) FROM bots WHERE user_id = ?",
                               (user_id,)).fetchone()[0]
     return found
 
 
-def insert(conn: sqlite3.Connection, *, name: str, version: str, game: str,
+def insert(conn: Connection, *, name: str, version: str, game: str,
            user_id: int, meta: BotMetadata, secret: str,
            status: BotStatus = BotStatus.ONLINE) -> Bot:
     """Add a new bot version, online unless told otherwise (inside a write transaction)."""
@@ -108,22 +107,22 @@ def insert(conn: sqlite3.Connection, *, name: str, version: str, game: str,
     cursor = conn.execute(
         "INSERT INTO bots (name, name_key, name_shape, version, game, user_id, endpoint, "
         "language, website, description, protocol, status, secret, created_at, "
-        "last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         (name, name_key(name), name_shape(name), version, game, user_id, meta.endpoint,
          meta.language, meta.website, meta.description, meta.protocol.value, status.value,
          secret, stamp, stamp if status is BotStatus.ONLINE else None))
-    bot_id = cursor.lastrowid
+    bot_id = int(cursor.fetchone()[0])
     assert bot_id is not None
     return _reread(conn, bot_id)
 
 
-def _reread(conn: sqlite3.Connection, bot_id: int) -> Bot:
+def _reread(conn: Connection, bot_id: int) -> Bot:
     row = conn.execute(f"{_SELECT} WHERE bots.id = ?", (bot_id,)).fetchone()
     assert row is not None
     return bot_from_row(row)
 
 
-def update_registration(conn: sqlite3.Connection, bot_id: int, meta: BotMetadata) -> Bot:
+def update_registration(conn: Connection, bot_id: int, meta: BotMetadata) -> Bot:
     """Re-registration of the same version: new endpoint and metadata, and online again.
 
     A disabled bot stays disabled only until its owner registers it again.
@@ -137,7 +136,7 @@ def update_registration(conn: sqlite3.Connection, bot_id: int, meta: BotMetadata
     return _reread(conn, bot_id)
 
 
-def supersede(conn: sqlite3.Connection, name: str) -> list[int]:
+def supersede(conn: Connection, name: str) -> list[int]:
     """Mark every version of ``name`` superseded; returns the ids of their unfinished games
     (which the caller ends)."""
     game_ids = [row[0] for row in conn.execute(
@@ -149,7 +148,7 @@ def supersede(conn: sqlite3.Connection, name: str) -> list[int]:
     return game_ids
 
 
-def opponents(conn: sqlite3.Connection, game: str, exclude_name: str) -> list[Bot]:
+def opponents(conn: Connection, game: str, exclude_name: str) -> list[Bot]:
     """Every other current bot of a game stored as online, by id."""
     cursor = conn.execute(
         f"{_SELECT} WHERE bots.game = ? AND bots.status = 'ONLINE' AND bots.name != ? "
@@ -194,8 +193,8 @@ async def set_liveness(db: Database, bot_id: int, online: bool) -> bool:
 
 async def set_self_name(db: Database, bot_id: int, name: str) -> None:
     """Keep the name a bot gives itself (checked and shortened by the caller)."""
-    await db.write_one("UPDATE bots SET self_name = ? WHERE id = ? AND self_name IS NOT ?",
-                       (name, bot_id, name))
+    await db.write_one("UPDATE bots SET self_name = ? WHERE id = ? "
+                       "AND self_name IS DISTINCT FROM ?", (name, bot_id, name))
 
 
 async def mark_all_offline(db: Database) -> None:
@@ -210,7 +209,7 @@ async def touch(db: Database, bot_ids: list[int]) -> None:
                            (now(), json.dumps(bot_ids)))
 
 
-def disable(conn: sqlite3.Connection, bot_id: int, by: str, reason: str,
+def disable(conn: Connection, bot_id: int, by: str, reason: str,
             with_owner: bool = False) -> list[int]:
     """Take a current bot out of play; returns its unfinished games (the caller ends them).
 
@@ -225,7 +224,7 @@ def disable(conn: sqlite3.Connection, bot_id: int, by: str, reason: str,
         "WHERE seats.bot_id = ? AND games.status != 'FINISHED' ORDER BY games.id", (bot_id,))]
 
 
-def enable(conn: sqlite3.Connection, bot_id: int) -> Bot | None:
+def enable(conn: Connection, bot_id: int) -> Bot | None:
     """Put a disabled bot back (offline until it answers a ping); None if it was not
     disabled."""
     changed = conn.execute("UPDATE bots SET status = 'OFFLINE', disabled_by = NULL, "
@@ -235,21 +234,21 @@ def enable(conn: sqlite3.Connection, bot_id: int) -> Bot | None:
     return _reread(conn, bot_id) if changed else None
 
 
-def current_of(conn: sqlite3.Connection, user_id: int) -> list[int]:
+def current_of(conn: Connection, user_id: int) -> list[int]:
     """The ids of a user's current bots (neither superseded nor disabled)."""
     return [row[0] for row in conn.execute(
         "SELECT id FROM bots WHERE user_id = ? AND status IN ('ONLINE', 'OFFLINE') "
         "ORDER BY id", (user_id,))]
 
 
-def disabled_with_owner(conn: sqlite3.Connection, user_id: int) -> list[int]:
+def disabled_with_owner(conn: Connection, user_id: int) -> list[int]:
     """The ids of a user's bots disabled when the user was suspended."""
     return [row[0] for row in conn.execute(
         "SELECT id FROM bots WHERE user_id = ? AND status = 'DISABLED' "
         "AND disabled_with_owner = 1 ORDER BY id", (user_id,))]
 
 
-def recent_faults(conn: sqlite3.Connection, bot_id: int, window: int) -> list[bool]:
+def recent_faults(conn: Connection, bot_id: int, window: int) -> list[bool]:
     """For the bot's last ``window`` finished games with a result, newest first: whether it
     was at fault in each (a faulty reply of its own, or a forfeit it lost)."""
     rows = conn.execute(

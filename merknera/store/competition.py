@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from typing import NamedTuple
 
 from merknera.ratings import DEFAULT
-from merknera.store.db import IDS
+from merknera.store.db import IDS, Connection
 
 
-def ratings_of(conn: sqlite3.Connection,
+def ratings_of(conn: Connection,
                bot_ids: Sequence[int]) -> dict[int, tuple[float, float, int]]:
     """(mu, sigma, rated games) of the bots that have a rating."""
     return {row[0]: (row[1], row[2], row[3]) for row in conn.execute(
@@ -54,14 +53,14 @@ SELECT wanted.value,
        COALESCE(ratings.mu, :mu), COALESCE(ratings.sigma, :sigma),
        COALESCE(ratings.rated_games, 0),
        (SELECT COUNT(*) FROM (SELECT seat FROM seats WHERE bot_id = wanted.value
-                              ORDER BY game_id DESC LIMIT :first_seat_games)
+                              ORDER BY game_id DESC LIMIT :first_seat_games) AS latest
         WHERE seat = 0)
 FROM json_each(:bot_ids) AS wanted LEFT JOIN ratings ON ratings.bot_id = wanted.value
-WHERE wanted.value NOT IN busy
+WHERE wanted.value NOT IN (SELECT bot_id FROM busy)
 """
 
 
-def contenders(conn: sqlite3.Connection, bot_ids: Sequence[int],
+def contenders(conn: Connection, bot_ids: Sequence[int],
                cap: int) -> list[Contender]:
     """Those of the bots with fewer than ``cap`` unfinished games, with their ratings and
     first seats.  Games that people started at a gateway (those with a handle) do not
@@ -83,7 +82,7 @@ FROM json_each(:bot_ids) AS wanted
 """
 
 
-def recent_opponents(conn: sqlite3.Connection,
+def recent_opponents(conn: Connection,
                      bot_ids: Sequence[int]) -> dict[int, frozenset[int]]:
     """The bots each of these bots met in its last three games."""
     return {bot_id: frozenset(map(int, met.split(","))) if met else frozenset()
@@ -91,7 +90,7 @@ def recent_opponents(conn: sqlite3.Connection,
                 "bot_ids": json.dumps(list(bot_ids)), "recent_games": RECENT_GAMES})}
 
 
-def current(conn: sqlite3.Connection, bot_ids: Sequence[int]) -> list[int]:
+def current(conn: Connection, bot_ids: Sequence[int]) -> list[int]:
     """Those of the bots still in play (neither superseded nor disabled)."""
     return [row[0] for row in conn.execute(
         f"SELECT id FROM bots WHERE id IN {IDS} AND status IN ('ONLINE', 'OFFLINE')",

@@ -1,12 +1,17 @@
-"""The SQLite connection setup: one writer, a pool of readers, numbered migrations.
+"""The store's connections: one writer, a pool of readers, numbered migrations, on SQLite
+(:mod:`merknera.store.sqlite`, the embedded default) or PostgreSQL
+(:mod:`merknera.store.postgres`, for several nodes).
 
-aiosqlite runs each connection on its own thread, and a shared connection shares its
-transaction.  So every write is a synchronous function queued on the one writer
-(:meth:`Database.transaction`), and one task at a time runs the queue as ``BEGIN IMMEDIATE``
-... ``COMMIT`` on the writer's thread: nothing else can interleave with a transaction.
-Readers use connections of their own (:data:`READERS`, taken in turn, so that one slow
-query, a big page or a replay, holds up no other reader); in WAL mode they never block the
-writer and always see committed data.
+Every query of the store is a short synchronous function of a :class:`Connection`, run on
+the connection's own thread: a transaction never waits on the event loop, and several
+statements cost one trip to the thread.  So every write is such a function queued on the
+one writer (:meth:`Database.transaction`), and one task at a time runs the queue as one
+transaction: nothing else of this process interleaves with it.  Readers use connections of
+their own (:data:`READERS`, taken in turn, so that one slow query, a big page or a replay,
+holds up no other reader) and always see committed data.
+
+The SQL is SQLite's; a PostgreSQL connection translates it (placeholders, the few functions
+that differ), so that each query is written once.
 """
 
 from __future__ import annotations
@@ -15,25 +20,21 @@ import asyncio
 import contextlib
 import enum
 import re
-import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
-import aiosqlite
-
-from merknera.names import name_key, name_shape
-from merknera.protocol.excerpt import without_addresses
-
-Row = sqlite3.Row
-Params = tuple[Any, ...] | dict[str, Any]
+Params = Sequence[Any] | dict[str, Any]
 T = TypeVar("T")
 E = TypeVar("E", bound=enum.Enum)
 
 _MIGRATION_NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
 
+POSTGRESQL_URL = re.compile(r"^postgres(?:ql)?://", re.IGNORECASE)
+"""A ``db`` setting that names a PostgreSQL database; any other value is a SQLite path."""
 
 IDS = "(SELECT value FROM json_each(?))"
 """``IN`` this, with ids given as one JSON array: one SQL variable however many ids (SQLite
@@ -42,6 +43,40 @@ allows 32,766 variables to a statement)."""
 
 READERS = 4
 """Read connections of a store: pages, the API and replays read while games are played."""
+
+
+class Row(Protocol):
+    """A row of a query: by position or by column name (``sqlite3.Row`` and the
+    PostgreSQL connection's rows alike)."""
+
+    def __getitem__(self, key: int | str, /) -> Any: ...
+
+    def keys(self) -> list[str]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+    def __len__(self) -> int: ...
+
+
+class Cursor(Protocol):
+    """What a query gives back: its rows and the rows it changed."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Connection(Protocol):
+    """The part of a ``sqlite3.Connection`` the store's queries use."""
+
+    def execute(self, sql: str, parameters: Params = (), /) -> Cursor: ...
+
+    def executemany(self, sql: str, parameters: Iterable[Params], /) -> Cursor: ...
 
 
 class StoreError(RuntimeError):
@@ -73,10 +108,17 @@ def enum_or_none(kind: type[E], text: str | None) -> E | None:
     return None if text is None else kind(text)
 
 
-def migrations() -> list[tuple[int, str, str]]:
-    """The numbered migrations shipped with the package: (number, file name, SQL)."""
+def migrations(dialect: str = "") -> list[tuple[int, str, str]]:
+    """The numbered migrations shipped with the package: (number, file name, SQL).
+
+    ``dialect`` ``""`` gives SQLite's, ``"postgresql"`` PostgreSQL's: the same numbers and
+    names, each written for its database.
+    """
     found = []
-    for entry in resources.files("merknera.store.migrations").iterdir():
+    folder = resources.files("merknera.store.migrations")
+    if dialect:
+        folder = folder / dialect
+    for entry in folder.iterdir():
         match = _MIGRATION_NAME.match(entry.name)
         if match:
             found.append((int(match.group(1)), entry.name, entry.read_text("utf-8")))
@@ -87,24 +129,37 @@ def migrations() -> list[tuple[int, str, str]]:
     return found
 
 
-async def _connect(path: str) -> aiosqlite.Connection:
-    # isolation_level must be given here: setting it later touches sqlite3 from the
-    # wrong thread (research/aesthetics.md).  None = autocommit; we issue BEGIN ourselves.
-    conn = await aiosqlite.connect(path, isolation_level=None, timeout=30.0)
-    conn.row_factory = sqlite3.Row
-    # Migration 006 fills the name keys of the bots stored before it, and clears their
-    # fault messages, with these.
-    await conn.create_function("merknera_name_key", 1, name_key, deterministic=True)
-    await conn.create_function("merknera_name_shape", 1, name_shape, deterministic=True)
-    await conn.create_function("merknera_without_addresses", 1, without_addresses,
-                               deterministic=True)
-    await conn.execute("PRAGMA foreign_keys = ON")
-    await conn.execute("PRAGMA busy_timeout = 30000")
-    return conn
+def split_statements(sql: str) -> list[str]:
+    """Statements of a migration file (no semicolons inside string literals, by convention)."""
+    lines = [line for line in sql.splitlines() if not line.lstrip().startswith("--")]
+    return [part.strip() for part in "\n".join(lines).split(";") if part.strip()]
+
+
+_split = split_statements
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How a database begins a write transaction and which of its errors are its own."""
+
+    begin: str
+    errors: tuple[type[BaseException], ...]
+    """The driver's errors: a work failing with one gets a :class:`StoreError`."""
+    retry: Callable[[BaseException], bool] = lambda _exc: False
+    """Errors after which a work runs again (PostgreSQL's serialization failures and
+    deadlocks between nodes)."""
+
+
+class Link(Protocol):
+    """A connection with a thread of its own: runs a synchronous work there."""
+
+    def run(self, work: Callable[..., T], *args: Any) -> Awaitable[T]: ...
+
+    def close(self) -> Awaitable[None]: ...
 
 
 class Database:
-    """A SQLite file opened for the platform.  Open with :meth:`open`, close with :meth:`close`.
+    """An open store.  Open with :meth:`open`, close with :meth:`close`.
 
     * :meth:`transaction` runs a short synchronous function on the writer's thread inside a
       write transaction.  Calls made at about the same time share one transaction (group
@@ -114,48 +169,42 @@ class Database:
       :meth:`fetchone` and :meth:`fetchval` are one-query shortcuts.
     """
 
-    def __init__(self, path: str, writer: aiosqlite.Connection,
-                 readers: list[aiosqlite.Connection]) -> None:
-        self.path = path
+    dialect: Dialect
+    backend = "sqlite"
+    """``sqlite`` or ``postgresql``."""
+
+    def __init__(self, target: str, writer: Link, readers: Sequence[Link]) -> None:
+        self.path = target
+        """The SQLite path or the PostgreSQL URL it was opened with."""
         self._writer = writer
-        self._readers = readers
-        self._free: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
+        self._readers = list(readers)
+        self._free: asyncio.Queue[Link] = asyncio.Queue()
         for reader in readers:
             self._free.put_nowait(reader)
-        self._pending: list[tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]] = []
+        self._pending: list[tuple[Callable[[Connection], Any], asyncio.Future[Any]]] = []
         self._flusher: asyncio.Task[None] | None = None
 
-    @classmethod
-    async def open(cls, path: str | Path, readers: int = READERS) -> Database:
-        """Open (creating if needed) and migrate the database at ``path``, with ``readers``
-        read connections."""
-        path = str(path)
-        if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        writer = await _connect(path)
-        try:
-            mode = await (await writer.execute("PRAGMA journal_mode = WAL")).fetchone()
-            if path != ":memory:" and (mode is None or str(mode[0]).lower() != "wal"):
-                raise StoreError(f"{path}: cannot switch to WAL mode (got {mode!r})")
-            # NORMAL is durable against a crash of the process in WAL mode (only a power
-            # loss may drop the last commits), and keeps each move's write short.
-            await writer.execute("PRAGMA synchronous = NORMAL")
-            await _migrate(writer, path)
-            opened: list[aiosqlite.Connection] = []
-            try:
-                for _ in range(max(1, readers)):
-                    opened.append(await _connect(path))
-            except BaseException:
-                for reader in opened:
-                    await reader.close()
-                raise
-        except BaseException:
-            await writer.close()
-            raise
-        return cls(path, writer, opened)
+    @staticmethod
+    async def open(target: str | Path, readers: int = READERS) -> Database:
+        """Open (creating if needed) and migrate the store at ``target`` (a SQLite path, or
+        a ``postgresql://`` URL), with ``readers`` read connections."""
+        target = str(target)
+        if POSTGRESQL_URL.match(target):
+            from merknera.store.postgres import PostgresDatabase
+            return await PostgresDatabase.connect(target, readers)
+        from merknera.store.sqlite import SqliteDatabase
+        return await SqliteDatabase.connect(target, readers)
+
+    async def schema_version(self) -> int:
+        """The number of the last migration applied."""
+        raise NotImplementedError
+
+    async def table_names(self) -> list[str]:
+        """The store's tables, sorted (the database's own bookkeeping left out)."""
+        raise NotImplementedError
 
     async def close(self) -> None:
-        """Close both connections once the writes already queued are done."""
+        """Close the connections once the writes already queued are done."""
         while self._flusher is not None:
             await asyncio.shield(self._flusher)
         await self._writer.close()
@@ -164,16 +213,16 @@ class Database:
 
     # -- writes -----------------------------------------------------------------------------
 
-    async def transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
+    async def transaction(self, work: Callable[[Connection], T]) -> T:
         """Run ``work(connection)`` in a write transaction on the writer's thread.
 
-        ``work`` must be quick, must not block on anything but SQLite, and must not change
-        anything outside the database (it may run twice: see :func:`_run_batch`).  Its
+        ``work`` must be quick, must not block on anything but the database, and must not
+        change anything outside it (it may run twice: see :func:`_run_batch`).  Its
         exception, if any, is raised here, and its writes are rolled back.
         """
         return await self.submit(work)
 
-    def submit(self, work: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
+    def submit(self, work: Callable[[Connection], T]) -> asyncio.Future[T]:
         """Queue ``work`` like :meth:`transaction` and return its future at once.
 
         Works run in the order they were submitted, so a caller may submit its next write
@@ -191,8 +240,8 @@ class Database:
                 batch, self._pending = self._pending, []
                 try:
                     # Shielded: a cancelled writer still lets the batch finish on its thread.
-                    outcomes = await asyncio.shield(
-                        _in_thread(self._writer, _run_batch, [work for work, _ in batch]))
+                    outcomes = await asyncio.shield(self._writer.run(
+                        _run_batch, self.dialect, [work for work, _ in batch]))
                 except BaseException as exc:
                     _fail(batch, StoreError(f"the store writer failed: {exc!r}"))
                     if not isinstance(exc, Exception):
@@ -217,7 +266,7 @@ class Database:
     # -- reads ------------------------------------------------------------------------------
 
     @contextlib.asynccontextmanager
-    async def _reader(self) -> AsyncIterator[aiosqlite.Connection]:
+    async def _reader(self) -> AsyncIterator[Link]:
         """A free reader for one read.  Given back even if the read is cancelled: a
         connection runs its calls in order on its thread, so the next read waits for the
         cancelled one's query there."""
@@ -227,22 +276,19 @@ class Database:
         finally:
             self._free.put_nowait(reader)
 
-    async def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+    async def read(self, work: Callable[[Connection], T]) -> T:
         """Run ``work(connection)`` on a reader's thread (one trip for several queries)."""
         async with self._reader() as reader:
-            return await _in_thread(reader, work)
+            return await reader.run(work)
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Rows of a query on a reader."""
-        async with self._reader() as reader:
-            cursor = await reader.execute(sql, params)
-            return list(await cursor.fetchall())
+        return await self.read(lambda conn: list(conn.execute(sql, params).fetchall()))
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         """The first row of a query on a reader, or None."""
-        async with self._reader() as reader:
-            cursor = await reader.execute(sql, params)
-            return await cursor.fetchone()
+        row: Row | None = await self.read(lambda conn: conn.execute(sql, params).fetchone())
+        return row
 
     async def fetchval(self, sql: str, params: Params = ()) -> Any:
         """The first column of the first row, or None."""
@@ -256,22 +302,19 @@ def _fail(batch: list[tuple[Any, asyncio.Future[Any]]], error: Exception) -> Non
             future.set_exception(error)
 
 
-async def _in_thread(conn: aiosqlite.Connection, work: Callable[..., T], *args: Any) -> T:
-    """Run ``work(sqlite3_connection, *args)`` on an aiosqlite connection's own thread.
+class Transactional(Connection, Protocol):
+    """A writer's connection: it knows whether a transaction is open."""
 
-    aiosqlite has no public call that runs several statements in one trip to its thread:
-    each ``execute`` is a round trip (about 50 us here, bench/referee.py), and those trips
-    were most of the cost of a move.  ``_execute`` is the method every public call of
-    aiosqlite goes through, and ``_conn`` its sqlite3 connection; aiosqlite is pinned to
-    0.22.* in pyproject.toml for that reason.
-    """
-    raw: sqlite3.Connection = conn._conn
-    result: T = await conn._execute(work, raw, *args)  # type: ignore[no-untyped-call]
-    return result
+    @property
+    def in_transaction(self) -> bool: ...
 
 
-def _run_batch(conn: sqlite3.Connection,
-               works: list[Callable[[sqlite3.Connection], Any]]) -> list[tuple[bool, Any]]:
+RETRIES = 5
+"""Times a work runs again after a conflict with another node's transaction."""
+
+
+def _run_batch(conn: Transactional, dialect: Dialect,
+               works: list[Callable[[Connection], Any]]) -> list[tuple[bool, Any]]:
     """One transaction for a batch of works (runs on the writer's thread).
 
     The common case, every work succeeding, costs one BEGIN and one COMMIT for the batch.
@@ -279,69 +322,32 @@ def _run_batch(conn: sqlite3.Connection,
     of its own, so that one failure changes nothing and disturbs no other work.
     """
     try:
-        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(dialect.begin)
         results = [work(conn) for work in works]
         conn.execute("COMMIT")
         return [(True, result) for result in results]
     except Exception:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
-    return [_run_alone(conn, work) for work in works]
+    return [_run_alone(conn, dialect, work) for work in works]
 
 
-def _run_alone(conn: sqlite3.Connection,
-               work: Callable[[sqlite3.Connection], Any]) -> tuple[bool, Any]:
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-        result = work(conn)
-        conn.execute("COMMIT")
-    except sqlite3.Error as exc:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        return False, StoreError(f"a write transaction failed: {exc}")
-    except Exception as exc:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        return False, exc
-    return True, result
-REBUILDS_TABLES = "-- rebuilds tables"
-"""The first line of a migration that rebuilds tables (run with foreign keys off)."""
-
-
-async def _migrate(conn: aiosqlite.Connection, path: str) -> None:
-    version = int((await (await conn.execute("PRAGMA user_version")).fetchone() or [0])[0])
-    known = migrations()
-    if version > len(known):
-        raise StoreError(f"{path} has schema version {version}, newer than this Merknera "
-                         f"knows ({len(known)}); upgrade Merknera")
-    for number, name, sql in known[version:]:
-        statements = _split(sql)
-        # A migration that rebuilds a table others refer to (SQLite cannot drop a CHECK)
-        # runs with foreign keys off, as SQLite's own procedure for it says, and checks
-        # every reference before it commits.  The pragma is a no-op inside a transaction.
-        rebuilds = sql.startswith(REBUILDS_TABLES)
-        if rebuilds:
-            await conn.execute("PRAGMA foreign_keys = OFF")
-        await conn.execute("BEGIN IMMEDIATE")
+def _run_alone(conn: Transactional, dialect: Dialect,
+               work: Callable[[Connection], Any]) -> tuple[bool, Any]:
+    for attempt in range(RETRIES + 1):
         try:
-            for statement in statements:
-                await conn.execute(statement)
-            if rebuilds:
-                broken = list(await (await conn.execute("PRAGMA foreign_key_check")).fetchall())
-                if broken:
-                    raise sqlite3.IntegrityError(
-                        f"{len(broken)} rows refer to rows that are gone, e.g. {tuple(broken[0])}")
-            await conn.execute(f"PRAGMA user_version = {number}")
-            await conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            await conn.execute("ROLLBACK")
-            raise StoreError(f"{path}: migration {name} failed: {exc}") from exc
-        finally:
-            if rebuilds:  # outside the transaction, where the pragma takes effect
-                await conn.execute("PRAGMA foreign_keys = ON")
-
-
-def _split(sql: str) -> Iterable[str]:
-    """Statements of a migration file (no semicolons inside string literals, by convention)."""
-    lines = [line for line in sql.splitlines() if not line.lstrip().startswith("--")]
-    return [part.strip() for part in "\n".join(lines).split(";") if part.strip()]
+            conn.execute(dialect.begin)
+            result = work(conn)
+            conn.execute("COMMIT")
+        except dialect.errors as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if dialect.retry(exc) and attempt < RETRIES:
+                continue
+            return False, StoreError(f"a write transaction failed: {exc}")
+        except Exception as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            return False, exc
+        return True, result
+    raise AssertionError("unreachable: the last attempt returns")

@@ -9,14 +9,13 @@ from __future__ import annotations
 import asyncio
 import enum
 import json
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from merknera.games.base import JSON, Outcome, SeatResult, Termination
 from merknera.protocol.faults import FaultKind
 from merknera.store import ratings
-from merknera.store.db import Database, enum_or_none, now
+from merknera.store.db import Connection, Database, enum_or_none, now
 
 
 class GameStatus(enum.Enum):
@@ -87,29 +86,33 @@ def summarise(outcome: Outcome) -> GameResult:
     return GameResult.WIN if len(outcome.winners) == 1 else GameResult.DRAW
 
 
-def create(conn: sqlite3.Connection, game: str, seed: int, bot_ids: Sequence[int],
+def create(conn: Connection, game: str, seed: int, bot_ids: Sequence[int],
            settings: dict[str, JSON] | None = None, *, origin: str = "REGISTRATION",
            tournament_id: int | None = None, round_number: int | None = None,
-           contest: str | None = None, handle: str | None = None, rated: bool = True) -> int:
+           contest: str | None = None, handle: str | None = None, rated: bool = True,
+           lease: tuple[str, float] | None = None) -> int:
     """A new pending game with its seats in order (inside a write transaction).
 
     ``handle`` is the game's id at a gateway (a hexagons game id, a Kalaha board's UUID);
-    a game with ``rated`` false (an anonymous seat) changes nobody's rating.
+    a game with ``rated`` false (an anonymous seat) changes nobody's rating.  ``lease``
+    (node, until) leases it to a node from the start: the node holding its connected
+    clients (merknera.scheduler.leases); other games go to whichever node claims them.
     """
+    node, until = lease or (None, None)
     cursor = conn.execute(
         "INSERT INTO games (game, seed, settings, created_at, origin, tournament_id, round, "
-        "contest, handle, rated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "contest, handle, rated, node, lease_until) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         (game, seed, json.dumps(settings or {}), now(), origin, tournament_id, round_number,
-         contest, handle, int(rated)))
-    game_id = cursor.lastrowid
-    assert game_id is not None
+         contest, handle, int(rated), node, until))
+    game_id = int(cursor.fetchone()[0])
     conn.executemany(
         "INSERT INTO seats (game_id, seat, bot_id) VALUES (?, ?, ?)",
         [(game_id, seat, bot_id) for seat, bot_id in enumerate(bot_ids)])
     return game_id
 
 
-def by_handle(conn: sqlite3.Connection, game: str, handle: str) -> int | None:
+def by_handle(conn: Connection, game: str, handle: str) -> int | None:
     """The id of the game of ``game`` that a gateway knows as ``handle``, if any."""
     row = conn.execute("SELECT id FROM games WHERE handle = ? AND game = ?",
                        (handle, game)).fetchone()
@@ -128,7 +131,7 @@ async def load(db: Database, game_id: int) -> GameRecord | None:
     return await db.read(lambda conn: _load(conn, game_id))
 
 
-def _load(conn: sqlite3.Connection, game_id: int) -> GameRecord | None:
+def _load(conn: Connection, game_id: int) -> GameRecord | None:
     row = conn.execute("SELECT * FROM games WHERE id = ?", (game_id,)).fetchone()
     if row is None:
         return None
@@ -164,7 +167,7 @@ async def mark_running(db: Database, game_id: int, ready_seats: Sequence[int] = 
     """PENDING -> RUNNING with the start time, and these seats' bots are ready."""
     stamp = now()
 
-    def work(conn: sqlite3.Connection) -> None:
+    def work(conn: Connection) -> None:
         conn.executemany("UPDATE seats SET ready = 1 WHERE game_id = ? AND seat = ?",
                          [(game_id, seat) for seat in ready_seats])
         conn.execute("UPDATE games SET status = 'RUNNING', started_at = ? "
@@ -187,49 +190,56 @@ class LoggedCall:
     latency_ms: float | None = None
 
 
-def record_moves(db: Database, game_id: int,
-                 calls: Sequence[LoggedCall]) -> asyncio.Future[bool]:
+def record_moves(db: Database, game_id: int, calls: Sequence[LoggedCall],
+                 node: str | None = None) -> asyncio.Future[bool]:
     """Queue calls for the move log, written in one transaction (all or none), unless the
-    game has finished by then.
+    game has finished by then, or (``node`` given) is not leased to ``node`` any more.
 
-    The future says whether they were written (False: the game was already finished).
-    Writes are applied in the order they are queued.
+    The future says whether they were written (False: the game was finished, or another
+    node plays it).  Writes are applied in the order they are queued.
     """
     stamp = now()
     rows = [(game_id, call.seq, call.seat,
              None if call.fault is not None else json.dumps(call.move), call.request,
              call.reply, call.latency_ms, None if call.fault is None else call.fault.value,
-             call.fault_detail, stamp, game_id) for call in calls]
+             call.fault_detail, stamp, game_id, *(() if node is None else (node,)))
+            for call in calls]
     # One statement a row, each inserting only while the game runs: in one transaction the
-    # game cannot finish between rows, so all go in or none.
+    # game cannot finish between rows, so all go in or none.  On PostgreSQL the game's row
+    # is share-locked, so a node taking the lease over waits for these rows to commit (and
+    # then replays them) rather than asking for the same move again.
+    leased = "" if node is None else " AND node = ?"
     return db.submit(lambda conn: conn.executemany(
         "INSERT INTO moves (game_id, seq, seat, move, request, reply, latency_ms, fault, "
         "fault_detail, created_at) "
         "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS "
-        "(SELECT 1 FROM games WHERE id = ? AND status != 'FINISHED')", rows).rowcount > 0)
+        f"(SELECT 1 FROM games WHERE id = ? AND status != 'FINISHED'{leased} "
+        "/*pg: FOR SHARE*/)", rows).rowcount > 0)
 
 
 async def finish(db: Database, game_id: int, outcome: Outcome, final_state: JSON,
-                 log_lines: Sequence[tuple[int, str]] = ()) -> bool:
+                 log_lines: Sequence[tuple[int, str]] = (), node: str | None = None) -> bool:
     """Record how a game ended, once, with the bots' log lines about it.
 
-    Returns False (and changes nothing) if the game had finished already.
+    Returns False (and changes nothing) if the game had finished already, or (``node``
+    given) is not leased to ``node`` any more.
     """
     stamp = now()
     return await db.transaction(
-        lambda conn: finish_in(conn, game_id, outcome, final_state, log_lines, stamp))
+        lambda conn: finish_in(conn, game_id, outcome, final_state, log_lines, stamp, node))
 
 
-def finish_in(conn: sqlite3.Connection, game_id: int, outcome: Outcome, final_state: JSON,
-              log_lines: Sequence[tuple[int, str]], stamp: str) -> bool:
+def finish_in(conn: Connection, game_id: int, outcome: Outcome, final_state: JSON,
+              log_lines: Sequence[tuple[int, str]], stamp: str,
+              node: str | None = None) -> bool:
     """:func:`finish` inside a write transaction; a game with a result is rated in it too
     (:func:`merknera.store.ratings.rate_in`)."""
     cursor = conn.execute(
         "UPDATE games SET status = 'FINISHED', outcome = ?, reason = ?, detail = ?, "
         "final_state = ?, finished_at = ?, started_at = COALESCE(started_at, ?) "
-        "WHERE id = ? AND status != 'FINISHED'",
+        "WHERE id = ? AND status != 'FINISHED'" + ("" if node is None else " AND node = ?"),
         (summarise(outcome).value, outcome.termination.value, outcome.detail,
-         json.dumps(final_state), stamp, stamp, game_id))
+         json.dumps(final_state), stamp, stamp, game_id, *(() if node is None else (node,))))
     if cursor.rowcount == 0:
         return False
     seats = [row[0] for row in conn.execute(
@@ -249,7 +259,7 @@ def finish_in(conn: sqlite3.Connection, game_id: int, outcome: Outcome, final_st
     return True
 
 
-def seated(conn: sqlite3.Connection, game_id: int) -> list[int]:
+def seated(conn: Connection, game_id: int) -> list[int]:
     """The bot ids of a game in seat order."""
     return [row[0] for row in conn.execute(
         "SELECT bot_id FROM seats WHERE game_id = ? ORDER BY seat", (game_id,))]

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 
-from merknera.store.db import Database, now
+from merknera.store.db import Connection, Database, now
 
 MAX_MESSAGE = 2000
 
@@ -21,7 +20,7 @@ class LogEntry:
     created_at: str
 
 
-def add(conn: sqlite3.Connection, bot_id: int, message: str,
+def add(conn: Connection, bot_id: int, message: str,
         game_id: int | None = None) -> None:
     """Append a line inside a write transaction."""
     conn.execute(

@@ -20,17 +20,18 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from merknera.store.db import StoreError
+from merknera.store.db import POSTGRESQL_URL, StoreError
 
 
 @contextlib.contextmanager
 def serving(db: str) -> Iterator[None]:
-    """Hold the node lock of the SQLite file ``db`` (nothing for ``:memory:``).
+    """Hold the node lock of the SQLite file ``db`` (nothing for ``:memory:`` and for a
+    PostgreSQL database, which any number of nodes serve).
 
     :raises StoreError: naming the file and the node that holds it, when another process
         serves it.
     """
-    if db == ":memory:":
+    if db == ":memory:" or POSTGRESQL_URL.match(db):
         yield
         return
     path = Path(f"{db}.node-lock")
@@ -43,7 +44,8 @@ def serving(db: str) -> Iterator[None]:
             holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
             raise StoreError(
                 f"{db} is served already ({holder}): a SQLite file serves one node. Stop "
-                "that one first; several nodes on one database are not supported yet") from None
+                "that one first; for several nodes, move the arena to PostgreSQL (merknera "
+                "db copy --from FILE --to postgresql://...) and serve that") from None
         os.ftruncate(fd, 0)
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
         os.pwrite(fd, f"merknera serve, pid {os.getpid()}, since {stamp}\n".encode(), 0)

@@ -21,13 +21,12 @@ the platform schedules does that.
 from __future__ import annotations
 
 import itertools
-import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from merknera.games.base import Outcome
 from merknera.ratings import DEFAULT, Rating, update
-from merknera.store.db import Database
+from merknera.store.db import Connection, Database, Row
 
 _WITH_RESULT = "games.status = 'FINISHED' AND games.outcome != 'NO_RESULT'"
 _RATED = f"{_WITH_RESULT} AND games.rated = 1"
@@ -75,7 +74,7 @@ class RebuildSummary:
 # -- writes (on the writer's thread, inside a write transaction) --------------------------------
 
 
-def rate_in(conn: sqlite3.Connection, game_id: int, outcome: Outcome) -> bool:
+def rate_in(conn: Connection, game_id: int, outcome: Outcome) -> bool:
     """Rate a game that was just recorded as finished (inside the same transaction).
 
     Must run after the game's row and seats are written (``finished_at``, the seats' ranks).
@@ -99,7 +98,7 @@ def rate_in(conn: sqlite3.Connection, game_id: int, outcome: Outcome) -> bool:
                                                                  strict=True)))
 
 
-def rebuild_in(conn: sqlite3.Connection) -> RebuildSummary:
+def rebuild_in(conn: Connection) -> RebuildSummary:
     """Recompute every rating from the stored results, in the order of finish.
 
     Replaces both tables; the numbers equal those kept live, float for float.
@@ -155,7 +154,7 @@ def _next(current: dict[int, BotRating], game: str, finished_at: str,
             for bot_id, old, new in zip(bot_ids, olds, news, strict=True)]
 
 
-def _rate_one(conn: sqlite3.Connection, game_id: int, game: str, finished_at: str,
+def _rate_one(conn: Connection, game_id: int, game: str, finished_at: str,
               seated: Sequence[tuple[int, int]]) -> bool:
     """Rate one game on top of the stored ratings."""
     current = _load(conn, [bot_id for bot_id, _ in seated])
@@ -169,7 +168,7 @@ def _rate_one(conn: sqlite3.Connection, game_id: int, game: str, finished_at: st
     return True
 
 
-def _rated_after(conn: sqlite3.Connection, game: str, finished_at: str,
+def _rated_after(conn: Connection, game: str, finished_at: str,
                  game_id: int) -> list[tuple[int, str]]:
     """(id, finished_at) of the games of ``game`` with a result that sort after the point."""
     return [(row[0], row[1]) for row in conn.execute(
@@ -178,7 +177,7 @@ def _rated_after(conn: sqlite3.Connection, game: str, finished_at: str,
         "ORDER BY finished_at, id", (finished_at, finished_at, game_id, game))]
 
 
-def _replay_from(conn: sqlite3.Connection, game: str, finished_at: str, game_id: int) -> None:
+def _replay_from(conn: Connection, game: str, finished_at: str, game_id: int) -> None:
     """Rate again, in order, the game at the point and every game of ``game`` after it."""
     replay = [(game_id, finished_at), *_rated_after(conn, game, finished_at, game_id)]
     seatings = {gid: [(row[0], row[1]) for row in conn.execute(
@@ -192,7 +191,7 @@ def _replay_from(conn: sqlite3.Connection, game: str, finished_at: str, game_id:
         _rate_one(conn, gid, game, stamp, seatings[gid])
 
 
-def _rewind(conn: sqlite3.Connection, bot_id: int) -> None:
+def _rewind(conn: Connection, bot_id: int) -> None:
     """Set a bot's rating to its last remaining history point (none: unrated)."""
     last = conn.execute(
         "SELECT rating_history.mu, rating_history.sigma, games.game, games.finished_at, "
@@ -207,12 +206,12 @@ def _rewind(conn: sqlite3.Connection, bot_id: int) -> None:
                            last["finished_at"]))
 
 
-def _has_history(conn: sqlite3.Connection, game_id: int) -> bool:
+def _has_history(conn: Connection, game_id: int) -> bool:
     return conn.execute("SELECT 1 FROM rating_history WHERE game_id = ? LIMIT 1",
                         (game_id,)).fetchone() is not None
 
 
-def _load(conn: sqlite3.Connection, bot_ids: Iterable[int]) -> dict[int, BotRating]:
+def _load(conn: Connection, bot_ids: Iterable[int]) -> dict[int, BotRating]:
     found = {}
     for bot_id in bot_ids:
         row = conn.execute("SELECT * FROM ratings WHERE bot_id = ?", (bot_id,)).fetchone()
@@ -221,7 +220,7 @@ def _load(conn: sqlite3.Connection, bot_ids: Iterable[int]) -> dict[int, BotRati
     return found
 
 
-def _bot_rating(row: sqlite3.Row) -> BotRating:
+def _bot_rating(row: Row) -> BotRating:
     return BotRating(row["bot_id"], row["game"], Rating(row["mu"], row["sigma"]),
                      row["rated_games"], row["updated_at"])
 

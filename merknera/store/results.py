@@ -4,7 +4,6 @@ leaderboards."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,7 +11,7 @@ from merknera.protocol.excerpt import excerpt
 from merknera.protocol.jsonrpc import EnvelopeError, loads
 from merknera.ratings import DEFAULT, Rating, bands, rank_key
 from merknera.store import ratings as rating_store
-from merknera.store.db import IDS, Database
+from merknera.store.db import IDS, Connection, Database, Row
 from merknera.store.games import GameStatus
 
 _BOT_COLUMNS = (
@@ -20,9 +19,9 @@ _BOT_COLUMNS = (
     "bots.language, bots.website, bots.description, bots.created_at, bots.last_seen_at, "
     "bots.protocol, bots.self_name, "
     "COUNT(seats.game_id) AS played, "
-    "COALESCE(SUM(seats.result = 'WIN'), 0) AS won, "
-    "COALESCE(SUM(seats.result = 'DRAW'), 0) AS drawn, "
-    "COALESCE(SUM(seats.result = 'LOSS'), 0) AS lost, "
+    "COUNT(CASE WHEN seats.result = 'WIN' THEN 1 END) AS won, "
+    "COUNT(CASE WHEN seats.result = 'DRAW' THEN 1 END) AS drawn, "
+    "COUNT(CASE WHEN seats.result = 'LOSS' THEN 1 END) AS lost, "
     "ratings.mu AS rating_mu, ratings.sigma AS rating_sigma, "
     "COALESCE(ratings.rated_games, 0) AS rated_games"
 )
@@ -38,7 +37,7 @@ def score(won: int, drawn: int, played: int) -> float:
     return round(100.0 * (won + 0.5 * drawn) / played, 2) if played else 0.0
 
 
-def _dict(row: sqlite3.Row) -> dict[str, Any]:
+def _dict(row: Row) -> dict[str, Any]:
     return dict(zip(row.keys(), tuple(row), strict=True))
 
 
@@ -50,12 +49,12 @@ def rating_json(rating: Rating, rated_games: int) -> dict[str, Any]:
             "low": rating.low, "high": rating.high, "rated_games": rated_games}
 
 
-def _rating(row: sqlite3.Row) -> Rating:
+def _rating(row: Row) -> Rating:
     mu = row["rating_mu"]
     return DEFAULT if mu is None else Rating(mu, row["rating_sigma"])
 
 
-def _bot(row: sqlite3.Row) -> dict[str, Any]:
+def _bot(row: Row) -> dict[str, Any]:
     bot = _dict(row)
     for column in ("rating_mu", "rating_sigma", "rated_games"):
         del bot[column]
@@ -75,7 +74,7 @@ async def list_bots(db: Database, game: str | None = None,
         where.append("bots.status != 'SUPERSEDED'")
     rows = await db.fetchall(
         f"SELECT {_BOT_COLUMNS} {_BOT_FROM} WHERE {' AND '.join(where)} "
-        "GROUP BY bots.id ORDER BY bots.id", tuple(params))
+        "GROUP BY bots.id, users.id, ratings.bot_id ORDER BY bots.id", tuple(params))
     return [_bot(row) for row in rows]
 
 
@@ -83,7 +82,8 @@ async def get_bot(db: Database, bot_id: int, history_limit: int = 1000) -> dict[
     """One bot with its record, its rating and its rating after each of its latest
     ``history_limit`` rated games (oldest first), and its other versions."""
     row = await db.fetchone(
-        f"SELECT {_BOT_COLUMNS} {_BOT_FROM} WHERE bots.id = ? GROUP BY bots.id",
+        f"SELECT {_BOT_COLUMNS} {_BOT_FROM} WHERE bots.id = ? "
+        "GROUP BY bots.id, users.id, ratings.bot_id",
         (bot_id,))
     if row is None:
         return None
@@ -255,7 +255,7 @@ async def running_games(db: Database, limit: int = 20) -> list[dict[str, Any]]:
 async def bot_counts(db: Database) -> dict[str, tuple[int, int]]:
     """Per game: (current bots, of which online).  Games without bots are left out."""
     rows = await db.fetchall(
-        "SELECT game, COUNT(*), COALESCE(SUM(status = 'ONLINE'), 0) FROM bots "
+        "SELECT game, COUNT(*), COUNT(CASE WHEN status = 'ONLINE' THEN 1 END) FROM bots "
         "WHERE status IN ('ONLINE', 'OFFLINE') GROUP BY game")
     return {row[0]: (row[1], row[2]) for row in rows}
 
@@ -273,7 +273,7 @@ class ReplayStart:
     """The seated bots' names in seat order."""
 
 
-def replay_start(conn: sqlite3.Connection, game_id: int) -> ReplayStart | None:
+def replay_start(conn: Connection, game_id: int) -> ReplayStart | None:
     """A game's mnemonic, status, seed, settings and players (None if there is none)."""
     row = conn.execute("SELECT game, status, seed, settings FROM games WHERE id = ?",
                        (game_id,)).fetchone()
@@ -286,8 +286,8 @@ def replay_start(conn: sqlite3.Connection, game_id: int) -> ReplayStart | None:
                        players)
 
 
-def move_log(conn: sqlite3.Connection, game_id: int, after: int = 0,
-             upto: int | None = None) -> list[sqlite3.Row]:
+def move_log(conn: Connection, game_id: int, after: int = 0,
+             upto: int | None = None) -> list[Row]:
     """A game's move log after move ``after`` (up to ``upto``) in order, without the calls'
     bodies (most of a log's bytes, which a replay does not need)."""
     return list(conn.execute(

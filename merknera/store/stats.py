@@ -70,11 +70,13 @@ async def by_opponent(db: Database, bot_id: int, limit: int = 100) -> list[dict[
     against = _AGAINST.format(mine="mine", other="other")
     rows = await db.fetchall(
         "SELECT other.bot_id, bots.name, bots.version, COUNT(*) AS played, "
-        f"SUM({against} = 'WIN'), SUM({against} = 'DRAW'), SUM({against} = 'LOSS') "
+        f"COUNT(CASE WHEN {against} = 'WIN' THEN 1 END), "
+        f"COUNT(CASE WHEN {against} = 'DRAW' THEN 1 END), "
+        f"COUNT(CASE WHEN {against} = 'LOSS' THEN 1 END) "
         "FROM seats mine JOIN seats other ON other.game_id = mine.game_id "
         "AND other.seat != mine.seat JOIN bots ON bots.id = other.bot_id "
         "WHERE mine.bot_id = ? AND mine.rank IS NOT NULL "
-        "GROUP BY other.bot_id ORDER BY played DESC, bots.name, other.bot_id LIMIT ?",
+        "GROUP BY other.bot_id, bots.id ORDER BY played DESC, bots.name, other.bot_id LIMIT ?",
         (bot_id, limit))
     return [{"id": row[0], "name": row[1], "version": row[2], "played": row[3], "won": row[4],
              "drawn": row[5], "lost": row[6]} for row in rows]

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from merknera.games.base import SeatResult
-from merknera.store.db import enum_or_none, now
+from merknera.store.db import Connection, enum_or_none, now
 from merknera.store.games import GameStatus
 
 
@@ -43,26 +42,25 @@ class Tournament:
     """(round, bot id) of every bye."""
 
 
-def create(conn: sqlite3.Connection, game: str, fmt: str, rounds: int,
+def create(conn: Connection, game: str, fmt: str, rounds: int,
            entrants: Sequence[int]) -> int:
     """A pending tournament with its entrants in seed order."""
-    tournament_id = conn.execute(
-        "INSERT INTO tournaments (game, format, rounds, created_at) VALUES (?, ?, ?, ?)",
-        (game, fmt, rounds, now())).lastrowid
-    assert tournament_id is not None
+    tournament_id = int(conn.execute(
+        "INSERT INTO tournaments (game, format, rounds, created_at) VALUES (?, ?, ?, ?) "
+        "RETURNING id", (game, fmt, rounds, now())).fetchone()[0])
     conn.executemany(
         "INSERT INTO tournament_entrants (tournament_id, bot_id, seed) VALUES (?, ?, ?)",
         [(tournament_id, bot_id, seed) for seed, bot_id in enumerate(entrants, start=1)])
     return tournament_id
 
 
-def unfinished(conn: sqlite3.Connection) -> list[int]:
+def unfinished(conn: Connection) -> list[int]:
     """Ids of the tournaments still to be played."""
     return [row[0] for row in conn.execute(
         "SELECT id FROM tournaments WHERE status != 'FINISHED' ORDER BY id")]
 
 
-def load(conn: sqlite3.Connection, tournament_id: int) -> Tournament | None:
+def load(conn: Connection, tournament_id: int) -> Tournament | None:
     """A tournament with its entrants, games and byes."""
     row = conn.execute("SELECT * FROM tournaments WHERE id = ?", (tournament_id,)).fetchone()
     if row is None:
@@ -86,7 +84,7 @@ def load(conn: sqlite3.Connection, tournament_id: int) -> Tournament | None:
                       byes)
 
 
-def start_round(conn: sqlite3.Connection, tournament_id: int, round_number: int,
+def start_round(conn: Connection, tournament_id: int, round_number: int,
                 byes: Sequence[int]) -> None:
     """Record that a round begins (its games are created by the caller) and its byes."""
     conn.execute("UPDATE tournaments SET status = 'RUNNING', round = ? WHERE id = ?",
@@ -96,21 +94,22 @@ def start_round(conn: sqlite3.Connection, tournament_id: int, round_number: int,
         [(tournament_id, round_number, bot_id) for bot_id in byes])
 
 
-def finish(conn: sqlite3.Connection, tournament_id: int) -> None:
+def finish(conn: Connection, tournament_id: int) -> None:
     """The last round is over."""
     conn.execute("UPDATE tournaments SET status = 'FINISHED', finished_at = ? WHERE id = ?",
                  (now(), tournament_id))
 
 
-def listing(conn: sqlite3.Connection, limit: int = -1) -> list[dict[str, object]]:
+def listing(conn: Connection, limit: int | None = None) -> list[dict[str, object]]:
     """Every tournament (the newest ``limit`` of them), newest first, without its games."""
-    return [dict(zip(row.keys(), tuple(row), strict=True)) for row in conn.execute(
-        "SELECT tournaments.*, (SELECT COUNT(*) FROM tournament_entrants e "
-        "WHERE e.tournament_id = tournaments.id) AS entrants FROM tournaments ORDER BY id DESC "
-        "LIMIT ?", (limit,))]
+    sql = ("SELECT tournaments.*, (SELECT COUNT(*) FROM tournament_entrants e "
+           "WHERE e.tournament_id = tournaments.id) AS entrants FROM tournaments "
+           "ORDER BY id DESC")
+    rows = conn.execute(sql) if limit is None else conn.execute(f"{sql} LIMIT ?", (limit,))
+    return [dict(zip(row.keys(), tuple(row), strict=True)) for row in rows]
 
 
-def entrant_names(conn: sqlite3.Connection,
+def entrant_names(conn: Connection,
                   tournament_id: int) -> dict[int, dict[str, str]]:
     """The entrants' names and versions by bot id."""
     return {row[0]: {"name": row[1], "version": row[2]} for row in conn.execute(

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-import sqlite3
 import string
 from dataclasses import dataclass
 
-from merknera.store.db import Database, now
+from merknera.store.db import Connection, Database, Row, now
 
 TOKEN_ALPHABET = string.ascii_letters + string.digits
 TOKEN_LENGTH = 50
@@ -53,7 +52,7 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def _user(row: sqlite3.Row) -> User:
+def _user(row: Row) -> User:
     return User(id=row["id"], name=row["name"], created_at=row["created_at"],
                 suspended_reason=row["suspended_reason"])
 
@@ -66,7 +65,7 @@ async def create_user(db: Database, name: str, description: str = "created with 
     """
     token, stamp = new_token(), now()
 
-    def work(conn: sqlite3.Connection) -> User:
+    def work(conn: Connection) -> User:
         if conn.execute("SELECT 1 FROM users WHERE name = ?", (name,)).fetchone() is not None:
             raise UserExistsError(f'a user named "{name}" exists already')
         user_id = insert_user(conn, name, stamp)
@@ -83,7 +82,7 @@ async def issue_token(db: Database, name: str, description: str) -> str:
     """
     token, stamp = new_token(), now()
 
-    def work(conn: sqlite3.Connection) -> None:
+    def work(conn: Connection) -> None:
         row = conn.execute("SELECT id FROM users WHERE name = ?", (name,)).fetchone()
         if row is None:
             raise UnknownUserError(f'there is no user named "{name}"')
@@ -93,7 +92,7 @@ async def issue_token(db: Database, name: str, description: str) -> str:
     return token
 
 
-def _insert_token(conn: sqlite3.Connection, user_id: int, token: str, description: str,
+def _insert_token(conn: Connection, user_id: int, token: str, description: str,
                   stamp: str) -> None:
     conn.execute(
         "INSERT INTO tokens (user_id, token_hash, description, created_at) VALUES (?, ?, ?, ?)",
@@ -104,7 +103,7 @@ _SELECT_OWNER = ("SELECT users.* FROM tokens JOIN users ON users.id = tokens.use
                  "WHERE tokens.token_hash = ? AND tokens.status = 'CURRENT'")
 
 
-def user_for_token(conn: sqlite3.Connection, token: str) -> User | None:
+def user_for_token(conn: Connection, token: str) -> User | None:
     """The user a current token belongs to, or None (inside a transaction)."""
     row = conn.execute(_SELECT_OWNER, (hash_token(token),)).fetchone()
     return None if row is None else _user(row)
@@ -122,28 +121,26 @@ async def get_user(db: Database, name: str) -> User | None:
     return None if row is None else _user(row)
 
 
-def by_name(conn: sqlite3.Connection, name: str) -> User | None:
+def by_name(conn: Connection, name: str) -> User | None:
     """The user with that name, or None (inside a transaction)."""
     row = conn.execute("SELECT * FROM users WHERE name = ?", (name,)).fetchone()
     return None if row is None else _user(row)
 
 
-def insert_user(conn: sqlite3.Connection, name: str, stamp: str) -> int:
+def insert_user(conn: Connection, name: str, stamp: str) -> int:
     """Add a user without a token (inside a write transaction); returns its id."""
-    user_id = conn.execute("INSERT INTO users (name, created_at) VALUES (?, ?)",
-                           (name, stamp)).lastrowid
-    assert user_id is not None
-    return user_id
+    return int(conn.execute("INSERT INTO users (name, created_at) VALUES (?, ?) RETURNING id",
+                            (name, stamp)).fetchone()[0])
 
 
-def has_tokens(conn: sqlite3.Connection, user_id: int) -> bool:
+def has_tokens(conn: Connection, user_id: int) -> bool:
     """Whether the user has ever had a token (an account that registers over ``/rpc``,
     not an owner named by a gateway's registration)."""
     return conn.execute("SELECT 1 FROM tokens WHERE user_id = ? LIMIT 1",
                         (user_id,)).fetchone() is not None
 
 
-def set_suspended(conn: sqlite3.Connection, user_id: int, reason: str | None) -> None:
+def set_suspended(conn: Connection, user_id: int, reason: str | None) -> None:
     """Suspend a user (with the reason), or lift the suspension (``None``)."""
     conn.execute("UPDATE users SET suspended_reason = ?, suspended_at = ? WHERE id = ?",
                  (reason, None if reason is None else now(), user_id))

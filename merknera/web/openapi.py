@@ -42,6 +42,9 @@ _TOKEN = {"name": "token", "in": "path", "required": True,
           "description": "The secret token POST /api/play gave"}
 
 
+_STAMP: JSONSchema = {"type": "string", "format": "date-time"}
+
+
 def _ok(description: str, schema: JSONSchema) -> JSONSchema:
     return {"200": {"description": description,
                     "content": {"application/json": {"schema": schema}}}}
@@ -194,7 +197,8 @@ DOCUMENT: JSONSchema = {
              "description": "The results API of a Merknera arena: bots, games with their move "
                             "logs and replays, ratings, tournaments, live events, and the "
                             "admin calls. Bots speak JSON-RPC at POST /rpc (see /protocol)."},
-    "tags": [{"name": "results"}, {"name": "live"}, {"name": "play"}, {"name": "admin"}],
+    "tags": [{"name": "results"}, {"name": "live"}, {"name": "play"}, {"name": "admin"},
+             {"name": "nodes"}],
     "components": {
         "schemas": _SCHEMAS,
         "securitySchemes": {
@@ -322,6 +326,20 @@ DOCUMENT: JSONSchema = {
                 "type": "object", "required": ["move"], "properties": {"move": {}}}}}},
             "responses": {**_ok("The game", _ref("Play")),
                           **_play_errors(400, 404, 409, 413, 429)}}},
+        "/api/nodes": _get(
+            "The live nodes (processes) of the arena and the games each plays",
+            _ok("Nodes", {"type": "object", "properties": {
+                "this": {"type": "string", "description": "The node that answered"},
+                "lease_seconds": {"type": "number"},
+                "nodes": {"type": "array", "items": {"type": "object", "properties": {
+                    "id": {"type": "string"}, "address": {"type": "string"},
+                    "pid": {"type": "integer"}, "started_at": _STAMP, "seen_at": _STAMP,
+                    "coordinator": {"type": "boolean", "description":
+                                    "Runs the ladder, the tournaments and the pinger"},
+                    "playing": {"type": "integer"},
+                    "games": {"type": "array", "items": {"type": "integer"},
+                              "description": "Ids of its games (the first 100)"}}}}}}),
+            errors=(429,), tag="nodes"),
         "/api/play/kalaha/{board}": _get(
             "The game of a Kalaha board made at the Kalaha listener (read only)",
             _ok("The game", _ref("Play")),

@@ -17,13 +17,13 @@ import gzip
 import json
 import logging
 import random
-import sqlite3
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 from merknera.games import JSON, AnyGame, JSONObject, MoveError
 from merknera.store import results
+from merknera.store.db import Connection, Row
 from merknera.store.games import GameStatus
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ class NotHostedError(LookupError):
     """The stored game is of a game this platform does not host (any more)."""
 
 
-def load_header(conn: sqlite3.Connection, game_id: int,
+def load_header(conn: Connection, game_id: int,
                 games: dict[str, AnyGame]) -> GameHeader | None:
     """A game's header from the store; None if there is no such game.
 
@@ -103,7 +103,7 @@ class Replayer:
                 "state": None if self._state is None
                 else game.spectator_view(self._state, self.reveal)}
 
-    def frames(self, rows: list[sqlite3.Row]) -> list[JSONObject]:
+    def frames(self, rows: list[Row]) -> list[JSONObject]:
         """A frame for each row (in order, each after :attr:`seq`)."""
         made = []
         for row in rows:
@@ -120,7 +120,7 @@ class Replayer:
         self.error = why
         log.warning("game %d: %s", self.header.start.id, why)
 
-    def _frame(self, row: sqlite3.Row) -> JSONObject:
+    def _frame(self, row: Row) -> JSONObject:
         game, seat = self.header.game, row["seat"]
         fault, detail = row["fault"], row["fault_detail"]
         if fault is not None and not self.reveal:
@@ -156,7 +156,7 @@ class EncodedReplay:
         return len(self.plain) + len(self.gzipped)
 
 
-def encode(header: GameHeader, rows: list[sqlite3.Row]) -> EncodedReplay:
+def encode(header: GameHeader, rows: list[Row]) -> EncodedReplay:
     """The whole replay of a game, encoded (CPU work: run it off the event loop)."""
     replayer = Replayer(header, reveal=header.start.status is GameStatus.FINISHED)
     body = {"id": header.start.id, "status": header.start.status.value, **replayer.start(),

@@ -7,7 +7,6 @@ import dataclasses
 import functools
 import itertools
 import random
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from merknera.ratings import DEFAULT
 from merknera.scheduler import ladder
 from merknera.scheduler.ladder import Candidate, choose_pairs, choose_pairs_reading, quality
 from merknera.store import Database, bots, competition, games, users
+from merknera.store.db import Connection
 from tests.conftest import ArenaFactory
 from tests.support import Arena, ScriptedBot
 
@@ -176,7 +176,7 @@ async def test_the_ladder_reads_ratings_first_seats_and_last_opponents(
     try:
         user, _ = await users.create_user(db, "owner")
 
-        def fill(conn: sqlite3.Connection) -> dict[str, int]:
+        def fill(conn: Connection) -> dict[str, int]:
             ids = {name: bots.insert(conn, name=name, version="1", game="TICTACTOE",
                                      user_id=user.id, secret="s",
                                      meta=bots.BotMetadata("http://127.0.0.1:9/rpc")).id

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import sqlite3
 from typing import Any
 
 from aiohttp import web
@@ -16,7 +15,7 @@ from merknera.events import Event, MovePlayed
 from merknera.games import JSON
 from merknera.protocol import signing
 from merknera.scheduler.registration import RegistrationRequest
-from merknera.store import users
+from merknera.store import Database, users
 from tests.support import Arena, InFlight, ScriptedBot, first_empty
 
 
@@ -211,10 +210,14 @@ async def test_a_stopped_platform_resumes_its_games_from_the_log(
         await moves_played(events, 8)
     await platform.stop()
 
-    with sqlite3.connect(config.db) as conn:
-        before = conn.execute("SELECT game_id, seq, seat, move FROM moves ORDER BY id").fetchall()
-        unfinished = conn.execute("SELECT COUNT(*) FROM games WHERE status != 'FINISHED'"
-                                  ).fetchone()[0]
+    stopped = await Database.open(config.db)
+    try:
+        before = [tuple(row) for row in await stopped.fetchall(
+            "SELECT game_id, seq, seat, move FROM moves ORDER BY id")]
+        unfinished = await stopped.fetchval(
+            "SELECT COUNT(*) FROM games WHERE status != 'FINISHED'")
+    finally:
+        await stopped.close()
     assert unfinished > 0
 
     again = Platform(config)

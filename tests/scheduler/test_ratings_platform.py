@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import sqlite3
 from typing import Any
 
 from pytest_aiohttp import AiohttpServer
@@ -16,6 +15,7 @@ from merknera.games import JSON
 from merknera.ratings import DEFAULT, Rating, bands, rank_key, update
 from merknera.store import bots as bot_store
 from merknera.store import ratings as rating_store
+from merknera.store.db import Connection
 from tests.support import Arena, ScriptedBot, first_empty, play_first_empty
 
 
@@ -122,7 +122,7 @@ async def test_the_leaderboard_ranks_by_rating_with_intervals_and_bands(
     db = arena.platform.db
     user_id = await db.fetchval("SELECT id FROM users WHERE name = 'alice'")
 
-    def newcomer(conn: sqlite3.Connection) -> int:
+    def newcomer(conn: Connection) -> int:
         return bot_store.insert(conn, name="newcomer", version="1", game="TICTACTOE",
                                 user_id=user_id, meta=bot_store.BotMetadata("http://x/rpc"),
                                 secret="s").id

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from pytest_aiohttp import AiohttpServer
 
-from merknera.scheduler import core, runner
+from merknera.scheduler import leases, runner
 from merknera.scheduler.registration import RegistrationRequest
 from tests.conftest import ArenaFactory
 from tests.support import Arena, ScriptedBot, until
@@ -75,7 +75,7 @@ async def test_a_shortage_that_lasts_leaves_the_game_to_go_on_later(
         make_arena: ArenaFactory, aiohttp_server: AiohttpServer,
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(runner, "RESOURCE_PAUSES", (0.05, 0.05))
-    monkeypatch.setattr(core, "SWEEP_SECONDS", 0.2)
+    monkeypatch.setattr(leases, "CLAIM_EVERY", 0.2)
     arena = await make_arena()
     first, second = ScriptedBot(), ScriptedBot()
     await arena.register("first", str((await aiohttp_server(first.app())).make_url("/rpc")))

@@ -23,7 +23,6 @@ Both comparisons take constant time (:func:`~merknera.gateways.battlebot.wire.sa
 from __future__ import annotations
 
 import secrets
-import sqlite3
 from dataclasses import dataclass
 
 from merknera.gateways.battlebot import wire
@@ -32,6 +31,7 @@ from merknera.names import NameRefusedError, check_bot_name, check_text, is_anon
 from merknera.scheduler.arena import Arena
 from merknera.store import Database, bots, logs, now, users
 from merknera.store.bots import Bot, BotMetadata, BotStatus
+from merknera.store.db import Connection
 
 VERSION = "1"
 """The version of every Battlebot bot (its protocol has none)."""
@@ -85,7 +85,7 @@ async def register(arena: Arena, era: Era, game: BattlebotGame, name: str,
     kept = credential if era is Era.SALT else wire.sha256_hex(credential)
     limit = arena.config.max_bots_per_user
 
-    def work(conn: sqlite3.Connection) -> Bot:
+    def work(conn: Connection) -> Bot:
         if bots.by_name(conn, name):
             raise RegistrationRefusedError("Bot already registered with that name")
         alike = bots.look_alikes(conn, checked)
@@ -106,7 +106,7 @@ async def register(arena: Arena, era: Era, game: BattlebotGame, name: str,
     return Registered(bot, credential)
 
 
-def _owner(conn: sqlite3.Connection, owner: str, limit: int) -> int:
+def _owner(conn: Connection, owner: str, limit: int) -> int:
     """The id of the tokenless user of the owner ``owner``, made if there is none."""
     user = users.by_name(conn, owner + OWNER_SUFFIX)
     if user is None:
@@ -137,7 +137,7 @@ async def log_in(db: Database, login: Login, salt: str | None) -> Bot:
         disabled (one the fault rule disabled comes back by logging in, as a JSON-RPC
         bot does by registering again).
     """
-    def read(conn: sqlite3.Connection) -> tuple[Bot | None, str | None]:
+    def read(conn: Connection) -> tuple[Bot | None, str | None]:
         found = next((b for b in reversed(bots.by_name(conn, login.name))
                       if b.protocol is login.era.protocol), None)
         owner = None if found is None else users.by_name(conn, found.owner)

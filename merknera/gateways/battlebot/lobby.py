@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-import sqlite3
 from collections.abc import Sequence
 
 from merknera.gateways.background import Background
@@ -27,6 +26,7 @@ from merknera.gateways.battlebot.records import contest_meetings
 from merknera.gateways.battlebot.wire import Era
 from merknera.scheduler.core import Scheduler
 from merknera.store import competition, games, logs
+from merknera.store.db import Connection
 
 log = logging.getLogger(__name__)
 
@@ -139,10 +139,11 @@ class Lobby:
         names = {bot_id: bot.name for bot_id in seating
                  if (bot := arena.presence.bot(bot_id)) is not None}
         settings = arena.new_game_settings(mnemonic)
+        lease = arena.leases.fresh()  # the node holding the clients' sockets plays it
 
-        def create(conn: sqlite3.Connection) -> int:
+        def create(conn: Connection) -> int:
             game_id = games.create(conn, mnemonic, secrets.randbits(63), seating, settings,
-                                   origin="MATCH", contest=contest)
+                                   origin="MATCH", contest=contest, lease=lease)
             for seat, bot_id in enumerate(seating):
                 other = names.get(seating[1 - seat], "a bot")
                 pool = f" in the contest {contest!r}" if contest else ""

@@ -6,7 +6,6 @@ and a contest's table.  Functions of a reader connection; no I/O of their own.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -14,6 +13,7 @@ from merknera.games import JSON, JSONObject, Termination
 from merknera.games.battlebot import COMPLETE, battlebot_reason
 from merknera.gateways.battlebot.accounts import shown_owner
 from merknera.gateways.battlebot.wire import BattlebotGame
+from merknera.store.db import Connection, Row
 
 RECENT_GAMES = 30
 """How many games ``GET /games/<game>`` lists (Battlebot's 30)."""
@@ -31,7 +31,7 @@ FROM games
 """
 
 
-def _document(row: sqlite3.Row, game: BattlebotGame) -> JSONObject:
+def _document(row: Row, game: BattlebotGame) -> JSONObject:
     """A finished game as Battlebot stored it (without ``turns``)."""
     players = json.loads(row["players"])
     names: list[JSON] = [player["name"] for player in players]
@@ -57,14 +57,14 @@ def _document(row: sqlite3.Row, game: BattlebotGame) -> JSONObject:
     return document
 
 
-def recent_games(conn: sqlite3.Connection, game: BattlebotGame) -> list[JSONObject]:
+def recent_games(conn: Connection, game: BattlebotGame) -> list[JSONObject]:
     """The game's last finished games, newest first, without their turns."""
     rows = conn.execute(f"{_GAMES} WHERE games.game = ? AND games.status = 'FINISHED' "
                         "ORDER BY games.id DESC LIMIT ?", (game.mnemonic, RECENT_GAMES))
     return [_document(row, game) for row in rows]
 
 
-def game_document(conn: sqlite3.Connection, game: BattlebotGame,
+def game_document(conn: Connection, game: BattlebotGame,
                   game_id: int) -> JSONObject | None:
     """One finished game with its valid turns (each the move, its player and time)."""
     row = conn.execute(f"{_GAMES} WHERE games.id = ? AND games.game = ? "
@@ -85,7 +85,7 @@ def game_document(conn: sqlite3.Connection, game: BattlebotGame,
     return document
 
 
-def game_bots(conn: sqlite3.Connection, game: BattlebotGame) -> list[JSONObject]:
+def game_bots(conn: Connection, game: BattlebotGame) -> list[JSONObject]:
     """The game's bots in play (not superseded), oldest first: name, owner and date, never
     a credential."""
     rows = conn.execute(
@@ -96,7 +96,7 @@ def game_bots(conn: sqlite3.Connection, game: BattlebotGame) -> list[JSONObject]
             for name, owner, created in rows]
 
 
-def contest_meetings(conn: sqlite3.Connection, mnemonic: str,
+def contest_meetings(conn: Connection, mnemonic: str,
                      contest: str) -> dict[tuple[int, int], int]:
     """How often each ordered pair of bots (first seat, second seat) has been matched in a
     contest: every game but those that ended without a result."""
@@ -134,7 +134,7 @@ def ranked(lines: Iterable[Standing]) -> list[Standing]:
     return sorted(lines, key=lambda line: (-line.score, -line.wins, line.losses, line.bot_id))
 
 
-def contest_table(conn: sqlite3.Connection, game: BattlebotGame,
+def contest_table(conn: Connection, game: BattlebotGame,
                   contest: str) -> JSONObject:
     """A contest's table and games: ``{bots: [{bot_id, wins, losses, draws, score}],
     games: [...]}``, best first by score, then more wins, then fewer losses."""

@@ -1,0 +1,117 @@
+"""One node at a time runs the ladder, the tournaments and the pinger: the coordinator.
+
+On PostgreSQL the coordinator is the node that holds a session advisory lock
+(:data:`LOCK`) on a connection of its own; the server lets the lock go when that
+connection ends, however the node ends, and another node takes it at its next try (every
+third of a lease).  A node that loses its connection stops its duties at once.  On SQLite
+there is one node, which coordinates from the start.
+
+Every node keeps its bot directory in step with the store meanwhile (other nodes'
+registrations, the pinger's findings).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+import psycopg
+
+from merknera.scheduler.leases import Leases
+from merknera.scheduler.presence import Presence
+from merknera.store import Database
+
+log = logging.getLogger(__name__)
+
+LOCK = 0x6D726B63  # "mrkc"
+"""The advisory lock of the coordinator."""
+
+
+@dataclass(frozen=True)
+class Duty:
+    """Something only the coordinator does: how to start it and how to stop it."""
+
+    name: str
+    start: Callable[[], None]
+    stop: Callable[[], Awaitable[None]]
+
+
+class Coordinator:
+    """Takes the coordinator's lock when it is free and runs the duties while it holds it."""
+
+    def __init__(self, db: Database, leases: Leases, presence: Presence,
+                 duties: Sequence[Duty]) -> None:
+        self._db = db
+        self._leases = leases
+        self._presence = presence
+        self._duties = list(duties)
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def coordinating(self) -> bool:
+        """Whether this node runs the duties now."""
+        return self._leases.coordinator
+
+    def start(self) -> None:
+        """Coordinate now (SQLite), or start trying for the lock (PostgreSQL)."""
+        if self._db.backend == "sqlite":
+            self._take()
+        else:
+            self._task = asyncio.create_task(self._loop(), name="coordinator")
+
+    async def stop(self) -> None:
+        """Stop trying, and stop the duties (the lock goes with the connection)."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+        await self._resign()
+
+    def _take(self) -> None:
+        self._leases.coordinator = True
+        for duty in self._duties:
+            duty.start()
+        log.info("node %s coordinates: %s", self._leases.node,
+                 ", ".join(duty.name for duty in self._duties))
+
+    async def _resign(self) -> None:
+        if not self._leases.coordinator:
+            return
+        self._leases.coordinator = False
+        for duty in reversed(self._duties):
+            try:
+                await duty.stop()
+            except Exception:
+                log.exception("could not stop %s", duty.name)
+
+    async def _loop(self) -> None:
+        every = self._leases.seconds / 3
+        while True:
+            try:
+                async with await psycopg.AsyncConnection.connect(
+                        self._db.path, autocommit=True, connect_timeout=10) as conn:
+                    while True:
+                        if not self.coordinating:
+                            cursor = await conn.execute("SELECT pg_try_advisory_lock(%s)",
+                                                        (LOCK,))
+                            row = await cursor.fetchone()
+                            if row is not None and row[0]:
+                                self._take()
+                        else:
+                            await conn.execute("SELECT 1")  # the lock lives while this does
+                        try:
+                            await self._presence.refresh()
+                        except psycopg.Error:
+                            raise  # the store is gone: resign and reconnect
+                        except Exception:
+                            log.exception("could not refresh the bots from the store")
+                        await asyncio.sleep(every)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("node %s: the coordinator's connection failed (%s); trying "
+                            "again", self._leases.node, exc)
+            await self._resign()
+            await asyncio.sleep(every)

@@ -1,0 +1,220 @@
+"""Game leases: every game is played by exactly one node, and a dead node's games go on.
+
+A runner claims its game's lease before it plays (:meth:`Leases.claim`: an UPDATE that
+only takes a game with no node, or whose lease ran out); the node renews the leases of its
+games every third of a lease (``lease_seconds``, 15 by default) together with its
+heartbeat in ``nodes``.  The store refuses a move or a result from a node that no longer
+holds the game (:func:`merknera.store.games.record_moves`), so a move is never stored
+twice; and a runner asks for a move only while its lease has at least half a lease to run
+(:meth:`Leases.hold`), so that no two nodes ask for the same move while the database can
+reach them both.  When a node dies, even by SIGKILL, its leases run out and the other
+nodes' claim loops (:meth:`Leases.run`) take its games, which finish from their stored
+moves.
+
+On one node (SQLite) the same code runs, with one node: its games are leased to it, and a
+restarted node takes them back at once (it claims games whose node is itself).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import secrets
+import socket
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from merknera.store import Database
+from merknera.store.db import Connection, now
+
+log = logging.getLogger(__name__)
+
+CLAIM_EVERY = 1.0
+"""Seconds between two looks for games without a live node (a game made by the
+coordinator's ladder waits at most this long for a node with room)."""
+
+
+class LeaseLostError(Exception):
+    """Another node plays the game now: its runner stops without a word to the bots."""
+
+
+@dataclass(frozen=True)
+class NodeView:
+    """A live node as ``GET /api/nodes`` shows it."""
+
+    id: str
+    address: str
+    pid: int
+    started_at: str
+    seen_at: float
+    coordinator: bool
+    games: int
+
+
+def node_name(address: str) -> str:
+    """A node's id: its host and port, its pid, and a random part (a node restarted on the
+    same port is another node)."""
+    return f"{socket.gethostname()}/{address.split('://')[-1]}/{os.getpid()}-{secrets.token_hex(3)}"
+
+
+class Leases:
+    """This node's leases and heartbeat."""
+
+    def __init__(self, db: Database, node: str, address: str, seconds: float) -> None:
+        self.db = db
+        self.node = node
+        self.address = address
+        self.seconds = seconds
+        self.coordinator = False
+        """Whether this node holds the coordinator's lock (set by the coordinator)."""
+        self._held: dict[int, float] = {}
+        """Game id -> the monotonic time until which its lease is surely this node's."""
+        self._renewed = asyncio.Event()
+        self._started = now()
+        self.live_nodes = 1
+        """Nodes that sent a heartbeat within a lease, at the last heartbeat."""
+
+    async def only_node(self) -> None:
+        """This is the only node (SQLite): every lease of an earlier run ends now, so the
+        games of a node that was killed resume at once."""
+        await self.db.write_one("UPDATE games SET lease_until = 0 WHERE status != 'FINISHED' "
+                                "AND lease_until IS NOT NULL")
+
+    # -- a runner's lease -----------------------------------------------------------------
+
+    async def claim(self, game_id: int) -> bool:
+        """Take the game's lease if no live node holds it; whether this node plays it."""
+        started, wall = time.monotonic(), time.time()
+        taken = await self.db.write_one(
+            "UPDATE games SET node = ?, lease_until = ? WHERE id = ? AND status != 'FINISHED' "
+            "AND (node IS NULL OR node = ? OR lease_until < ?)",
+            (self.node, wall + self.seconds, game_id, self.node, wall))
+        if taken:
+            self._held[game_id] = started + self.seconds
+        return taken > 0
+
+    async def hold(self, game_id: int, seconds: float) -> None:
+        """Return once the game's lease has ``seconds`` (at most half a lease) to run.
+
+        :raises LeaseLostError: when the lease is not this node's any more.
+        """
+        wanted = min(seconds, self.seconds / 2)
+        while True:
+            until = self._held.get(game_id)
+            if until is None or until <= time.monotonic():
+                raise LeaseLostError(f"game {game_id} is not leased to {self.node} any more")
+            if until - time.monotonic() >= wanted:
+                return
+            self._renewed.clear()
+            try:
+                async with asyncio.timeout(until - time.monotonic()):
+                    await self._renewed.wait()
+            except TimeoutError:
+                pass
+
+    def fresh(self) -> tuple[str, float]:
+        """A lease for a game made now for a client connected to this node."""
+        return self.node, time.time() + self.seconds
+
+    def release(self, game_id: int) -> None:
+        """The runner stopped (the game finished, or this node stops)."""
+        self._held.pop(game_id, None)
+
+    def holds(self) -> list[int]:
+        """The games this node plays."""
+        return list(self._held)
+
+    # -- the node's loop ------------------------------------------------------------------
+
+    async def heartbeat(self) -> set[int]:
+        """Renew this node's leases and heartbeat; the games whose lease it lost."""
+        started, wall = time.monotonic(), time.time()
+        held = len(self._held)
+
+        def work(conn: Connection) -> tuple[set[int], int]:
+            conn.execute(
+                "INSERT INTO nodes (id, address, pid, started_at, seen_at, coordinator, games) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                "seen_at = excluded.seen_at, coordinator = excluded.coordinator, "
+                "games = excluded.games",
+                (self.node, self.address, os.getpid(), self._started, wall,
+                 int(self.coordinator), held))
+            renewed = {row[0] for row in conn.execute(
+                "UPDATE games SET lease_until = ? WHERE node = ? AND status != 'FINISHED' "
+                "RETURNING id", (wall + self.seconds, self.node))}
+            live = conn.execute("SELECT COUNT(*) FROM nodes WHERE seen_at >= ? "
+                                "AND stopped_at IS NULL", (wall - self.seconds,)).fetchone()[0]
+            return renewed, int(live)
+
+        renewed, self.live_nodes = await self.db.transaction(work)
+        lost = set()
+        for game_id in list(self._held):
+            if game_id in renewed:
+                self._held[game_id] = started + self.seconds
+            else:
+                lost.add(game_id)
+                del self._held[game_id]
+        self._renewed.set()
+        return lost
+
+    async def claimable(self, limit: int, running: Iterable[int]) -> list[int]:
+        """Unfinished games that no live node plays (oldest first), or that this node
+        leased and has no runner for."""
+        if limit <= 0:
+            return []
+        running = set(running)
+        rows = await self.db.fetchall(
+            "SELECT id FROM games WHERE status IN ('PENDING', 'RUNNING') "
+            "AND (node IS NULL OR node = ? OR lease_until < ?) ORDER BY id LIMIT ?",
+            (self.node, time.time(), limit + len(running)))
+        return [row[0] for row in rows if row[0] not in running][:limit]
+
+    async def stopped(self) -> None:
+        """This node stops: its leases end now, so other nodes take its games at once."""
+        held, self._held = self.holds(), {}
+
+        def work(conn: Connection) -> None:
+            conn.execute("UPDATE games SET lease_until = 0 WHERE node = ? "
+                         "AND status != 'FINISHED'", (self.node,))
+            conn.execute("UPDATE nodes SET stopped_at = ?, coordinator = 0, games = 0 "
+                         "WHERE id = ?", (now(), self.node))
+
+        await self.db.transaction(work)
+        log.info("node %s stopped; its %d games go to other nodes", self.node, len(held))
+
+    async def run(self, running: Callable[[], list[int]], room: Callable[[], int],
+                  submit: Callable[[list[int]], None],
+                  lost: Callable[[set[int]], object]) -> None:
+        """Heartbeat every third of a lease; every :data:`CLAIM_EVERY` look for games
+        without a live node and start up to ``room()`` of them.  Never raises (a store
+        hiccup is logged and tried again)."""
+        last_beat = 0.0
+        while True:
+            try:
+                if time.monotonic() - last_beat >= self.seconds / 3:
+                    last_beat = time.monotonic()
+                    gone = await self.heartbeat()
+                    if gone:
+                        log.warning("node %s lost the leases of games %s", self.node,
+                                    sorted(gone))
+                        lost(gone)
+                found = await self.claimable(room(), running())
+                if found:
+                    # A fair share of what is waiting: the other nodes take the rest at
+                    # their next look (or this one, if they have no room).
+                    submit(found[:-(-len(found) // max(1, self.live_nodes))])
+            except Exception:
+                log.exception("node %s: leases could not be renewed", self.node)
+            await asyncio.sleep(CLAIM_EVERY)
+
+
+async def live_nodes(db: Database, seconds: float) -> list[NodeView]:
+    """Nodes that sent a heartbeat within ``seconds`` and have not stopped."""
+    rows = await db.fetchall(
+        "SELECT id, address, pid, started_at, seen_at, coordinator, games FROM nodes "
+        "WHERE seen_at >= ? AND stopped_at IS NULL ORDER BY started_at, id",
+        (time.time() - seconds,))
+    return [NodeView(row[0], row[1], row[2], row[3], row[4], bool(row[5]), row[6])
+            for row in rows]

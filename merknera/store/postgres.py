@@ -1,0 +1,256 @@
+"""The store on PostgreSQL, for several nodes sharing one database, through psycopg 3.
+
+The store's queries are short synchronous functions of a connection (:mod:`.db`), so each
+connection here is a synchronous psycopg connection with a thread of its own, exactly as
+aiosqlite gives SQLite's: a work's several statements cost one trip to the thread and
+never wait on the event loop.  What needs the event loop (the node's session: leases,
+advisory locks, ``LISTEN``) uses psycopg's asyncio connection (:mod:`merknera.cluster`).
+
+The store's SQL is SQLite's; :func:`translate` makes it PostgreSQL's once per statement:
+placeholders (``?`` and ``:name``), ``json_each`` over a JSON array of ids,
+``group_concat``, and comments ``/*pg: ...*/`` that are SQL to PostgreSQL only (row
+locks).  Everything else is written in the SQL both databases speak.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import re
+import urllib.parse
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import psycopg
+import psycopg.errors
+from psycopg.pq import TransactionStatus
+from psycopg.rows import RowMaker
+from psycopg.types.numeric import FloatLoader
+
+from merknera.store.db import Database, Dialect, Params, StoreError, migrations, split_statements
+
+T = TypeVar("T")
+
+MIGRATION_LOCK = 0x6D65726B  # "merk"
+"""The advisory lock that keeps two nodes starting at once from both migrating."""
+
+
+def _retry(exc: BaseException) -> bool:
+    return isinstance(exc, psycopg.errors.SerializationFailure | psycopg.errors.DeadlockDetected)
+
+
+POSTGRESQL = Dialect(begin="BEGIN", errors=(psycopg.Error,), retry=_retry)
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, for messages and logs."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+
+
+# -- the SQL ------------------------------------------------------------------------------
+
+_JSON_EACH = re.compile(r"json_each\(([^()]*)\)(\s+AS\s+(\w+))?", re.IGNORECASE)
+_GROUP_CONCAT = re.compile(r"group_concat\(([^()]*)\)", re.IGNORECASE)
+_PG_ONLY = re.compile(r"/\*pg: ([^*]*)\*/")
+"""A comment that is SQL to PostgreSQL alone: row locks (SQLite has one writer)."""
+_TOKENS = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"|\?|%|(?<!:):([A-Za-z_]\w*)")
+
+
+def _json_each(match: re.Match[str]) -> str:
+    # The store uses json_each over JSON arrays of ids only (db.IDS, competition.py).
+    return (f"(SELECT elements.value::bigint AS value "
+            f"FROM json_array_elements_text(({match.group(1)})::json) AS elements(value)) "
+            f"AS {match.group(3) or 'ids'}")
+
+
+def _token(match: re.Match[str]) -> str:
+    text = match.group(0)
+    if text == "?":
+        return "%s"
+    if text == "%":
+        return "%%"
+    if match.group(1) is not None:
+        return f"%({match.group(1)})s"
+    # A string literal or a quoted name: psycopg reads every % of a statement with
+    # parameters, even inside quotes.
+    return text.replace("%", "%%")
+
+
+@functools.lru_cache(maxsize=1024)
+def translate(sql: str) -> str:
+    """A statement of the store's SQL as PostgreSQL's (cached: the store's statements are
+    constants, a few hundred of them)."""
+    sql = _PG_ONLY.sub(lambda m: m.group(1), sql)
+    sql = _JSON_EACH.sub(_json_each, sql)
+    sql = _GROUP_CONCAT.sub(lambda m: f"string_agg(({m.group(1)})::text, ',')", sql)
+    return _TOKENS.sub(_token, sql)
+
+
+def _params(params: Params) -> Params:
+    # PostgreSQL keeps booleans apart from integers; the schema's flags are SQLite's
+    # INTEGER 0/1, and the store passes Python booleans for them now and then.
+    if isinstance(params, dict):
+        return {key: int(value) if isinstance(value, bool) else value
+                for key, value in params.items()}
+    return [int(value) if isinstance(value, bool) else value for value in params]
+
+
+class PgRow(tuple[Any, ...]):
+    """A row by position or by column name, as ``sqlite3.Row``."""
+
+    _index: dict[str, int]
+    _names: list[str]
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            return tuple.__getitem__(self, self._index[key])
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> list[str]:
+        """The column names, in order."""
+        return list(self._names)
+
+
+def _rows(cursor: psycopg.Cursor[Any]) -> RowMaker[PgRow]:
+    names = [column.name for column in cursor.description or ()]
+    row_class = type("Row", (PgRow,), {"_index": {name: i for i, name in
+                                                  reversed(list(enumerate(names)))},
+                                       "_names": names})
+
+    def make(values: Sequence[Any]) -> PgRow:
+        return row_class(values)  # type: ignore[no-any-return]
+    return make
+
+
+class PgConnection:
+    """A synchronous psycopg connection that takes the store's SQLite SQL."""
+
+    def __init__(self, raw: psycopg.Connection[PgRow]) -> None:
+        self.raw = raw
+
+    def execute(self, sql: str, parameters: Params = (), /) -> psycopg.Cursor[PgRow]:
+        """Run one statement (translated) and return its cursor."""
+        return self.raw.execute(translate(sql), _params(parameters))
+
+    def executemany(self, sql: str, parameters: Iterable[Params], /) -> psycopg.Cursor[PgRow]:
+        """Run one statement for each set of parameters."""
+        cursor = self.raw.cursor()
+        cursor.executemany(translate(sql), [_params(p) for p in parameters])
+        return cursor
+
+    @property
+    def in_transaction(self) -> bool:
+        """Whether a transaction is open (or failed and not rolled back yet)."""
+        return self.raw.info.transaction_status != TransactionStatus.IDLE
+
+
+def connect_sync(url: str) -> PgConnection:
+    """A connection in autocommit mode (the store issues BEGIN itself)."""
+    try:
+        raw: psycopg.Connection[PgRow] = psycopg.connect(url, autocommit=True, row_factory=_rows,
+                                                         connect_timeout=30)
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot connect to {redacted(url)}: {exc}") from exc
+    # SUM and AVG give NUMERIC, which psycopg reads as Decimal; SQLite gives floats.
+    raw.adapters.register_loader("numeric", FloatLoader)
+    return PgConnection(raw)
+
+
+class PgLink:
+    """A synchronous connection on a thread of its own, as a :class:`~.db.Link`."""
+
+    def __init__(self, conn: PgConnection, thread: ThreadPoolExecutor) -> None:
+        self.conn = conn
+        self._thread = thread
+
+    @classmethod
+    async def open(cls, url: str) -> PgLink:
+        """Connect (on the new thread)."""
+        thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="merknera-pg")
+        try:
+            conn = await asyncio.get_running_loop().run_in_executor(thread, connect_sync, url)
+        except BaseException:
+            thread.shutdown(wait=False)
+            raise
+        return cls(conn, thread)
+
+    async def run(self, work: Callable[..., T], *args: Any) -> T:
+        """Run ``work(connection, *args)`` on the connection's thread."""
+        return await asyncio.get_running_loop().run_in_executor(
+            self._thread, functools.partial(work, self.conn, *args))
+
+    async def close(self) -> None:
+        await self.run(lambda conn: conn.raw.close())
+        self._thread.shutdown(wait=True)
+
+
+class PostgresDatabase(Database):
+    """A PostgreSQL database opened for the platform (one of several nodes, perhaps)."""
+
+    dialect = POSTGRESQL
+    backend = "postgresql"
+
+    @classmethod
+    async def connect(cls, url: str, readers: int) -> PostgresDatabase:
+        """Connect and migrate the database at ``url``."""
+        opened: list[PgLink] = []
+        try:
+            writer = await PgLink.open(url)
+            opened.append(writer)
+            await writer.run(_migrate, redacted(url))
+            for _ in range(max(1, readers)):
+                opened.append(await PgLink.open(url))
+        except BaseException:
+            for link in opened:
+                await link.close()
+            raise
+        return cls(url, opened[0], opened[1:])
+
+    async def schema_version(self) -> int:
+        version = await self.fetchval("SELECT version FROM merknera_schema")
+        return int(version or 0)
+
+    async def table_names(self) -> list[str]:
+        # merknera_schema is the migrations' bookkeeping, as SQLite's user_version.
+        return [row[0] for row in await self.fetchall(
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "
+            "AND tablename != 'merknera_schema' ORDER BY tablename")]
+
+
+def _migrate(conn: PgConnection, where: str) -> None:
+    """Apply the migrations not applied yet, each in a transaction that holds the
+    migration lock (a node starting at the same time waits, then finds them done)."""
+    known = migrations("postgresql")
+    while True:
+        conn.execute("BEGIN")
+        try:
+            conn.execute(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
+            conn.execute("CREATE TABLE IF NOT EXISTS merknera_schema "
+                         "(version INTEGER NOT NULL)")
+            row = conn.execute("SELECT version FROM merknera_schema").fetchone()
+            if row is None:
+                conn.execute("INSERT INTO merknera_schema (version) VALUES (0)")
+            version = 0 if row is None else int(row[0])
+            if version > len(known):
+                raise StoreError(f"{where} has schema version {version}, newer than this "
+                                 f"Merknera knows ({len(known)}); upgrade Merknera")
+            if version == len(known):
+                conn.execute("COMMIT")
+                return
+            number, name, sql = known[version]
+            try:
+                for statement in split_statements(sql):
+                    conn.raw.execute(statement)  # a migration's own SQL: PostgreSQL's
+            except psycopg.Error as exc:
+                raise StoreError(f"{where}: migration {name} failed: {exc}") from exc
+            conn.execute("UPDATE merknera_schema SET version = ?", (number,))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
