@@ -74,6 +74,10 @@ class RebuildSummary:
 # -- writes (on the writer's thread, inside a write transaction) --------------------------------
 
 
+RATING_LOCK = 0x6D726B72  # "mrkr"
+"""The advisory lock that puts the finishes of every node in a line for rating."""
+
+
 def rate_in(conn: Connection, game_id: int, outcome: Outcome) -> bool:
     """Rate a game that was just recorded as finished (inside the same transaction).
 
@@ -82,6 +86,11 @@ def rate_in(conn: Connection, game_id: int, outcome: Outcome) -> bool:
     """
     if outcome.ranks is None:
         return False
+    # Nodes sharing a PostgreSQL database finish games at the same time: ratings are read,
+    # updated and written one finish at a time (a lock held to the end of the
+    # transaction), or two finishes would both start from the same rating and one update
+    # would be lost.  SQLite's one writer is one at a time already.
+    conn.execute(f"SELECT 1 /*pg: , pg_advisory_xact_lock({RATING_LOCK})*/")
     row = conn.execute(f"SELECT game, finished_at, rated FROM games WHERE id = ? AND "
                        f"{_WITH_RESULT}", (game_id,)).fetchone()
     if row is None:
@@ -103,6 +112,7 @@ def rebuild_in(conn: Connection) -> RebuildSummary:
 
     Replaces both tables; the numbers equal those kept live, float for float.
     """
+    conn.execute(f"SELECT 1 /*pg: , pg_advisory_xact_lock({RATING_LOCK})*/")  # see rate_in
     before = {row[0]: tuple(row) for row in conn.execute(
         "SELECT bot_id, game, mu, sigma, rated_games, updated_at FROM ratings")}
     conn.execute("DELETE FROM rating_history")
