@@ -64,6 +64,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="the SQLite file (no node may serve it meanwhile)")
     copy.add_argument("--to", dest="target", required=True, metavar="URL",
                       help="postgresql://user:password@host:port/name, an empty database")
+    add_config_arguments(copy, keys=())
     tournament = commands.add_parser("tournament", help="create and show tournaments")
     tournament_commands = tournament.add_subparsers(dest="tournament_command", required=True)
     create = tournament_commands.add_parser(
@@ -183,6 +184,8 @@ def _schema_version(db_path: str) -> int | None:
     file = sqlite3.connect(f"{Path(db_path).resolve().as_uri()}?mode=ro", uri=True)
     try:
         return int(file.execute("PRAGMA user_version").fetchone()[0])
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{db_path}: cannot open it as a SQLite store: {exc}") from exc
     finally:
         file.close()
 

@@ -10,6 +10,7 @@ import logging
 from collections.abc import Iterable
 
 from merknera.scheduler.arena import Arena
+from merknera.scheduler.leases import OFFERS
 from merknera.scheduler.runner import GameRunner
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,7 @@ class Scheduler:
         self._stopping = False
         self._sweeper: asyncio.Task[None] | None = None
         self._cancelling: set[asyncio.Task[None]] = set()
+        self._listener: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """Resume the unfinished games no live node plays, from their stored moves; then
@@ -45,6 +47,9 @@ class Scheduler:
         self._sweeper = asyncio.create_task(
             leases.run(lambda: list(self._tasks), self.room, self.submit, self._lost),
             name="leases")
+        if self.arena.db.backend == "postgresql":
+            self._listener = asyncio.create_task(
+                leases.listen_for_offers(self.arena.db.path), name="offers")
 
     def room(self) -> int:
         """Games this node could start playing now (``concurrency`` less its runners)."""
@@ -61,12 +66,18 @@ class Scheduler:
             "AND handle IS NULL")
         return max(0, self.arena.config.concurrency * leases.live_nodes - int(unfinished))
 
-    def offer(self, game_ids: list[int]) -> None:
+    async def offer(self, game_ids: list[int]) -> None:
         """New games for whichever node has room: with one node, started here; with
-        several, left for the nodes' claim loops (this one's too), so that the games of
-        the ladder and tournaments spread over the nodes."""
-        if self.arena.leases.live_nodes <= 1:
+        several, offered to the nodes' claim loops (this one's too, and the others by a
+        notification), so that the games of the ladder and tournaments spread over the
+        nodes."""
+        leases = self.arena.leases
+        if leases.live_nodes <= 1 or self.arena.db.backend == "sqlite":
             self.submit(game_ids)
+        elif game_ids:
+            leases.offered(len(game_ids))
+            await self.arena.db.write_one(f"SELECT pg_notify('{OFFERS}', ?)",
+                                          (str(len(game_ids)),))
 
     def _lost(self, game_ids: set[int]) -> None:
         task = asyncio.create_task(self.cancel(game_ids))
@@ -122,9 +133,10 @@ class Scheduler:
     async def stop(self) -> None:
         """Cancel every runner; their games resume at the next start."""
         self._stopping = True
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            await asyncio.gather(self._sweeper, return_exceptions=True)
+        for task in (self._sweeper, self._listener):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
         await self.cancel(list(self._tasks))
         await asyncio.gather(*self._cancelling, return_exceptions=True)
         await self.arena.notifier.stop()

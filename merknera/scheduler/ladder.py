@@ -209,7 +209,7 @@ class Ladder:
                 _create, game=mnemonic, pairs=pairs, settings=settings, names=names))
             if len(created) >= free:
                 break
-        self._scheduler.offer(created)
+        await self._scheduler.offer(created)
         return created
 
 

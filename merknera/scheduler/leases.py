@@ -18,6 +18,7 @@ restarted node takes them back at once (it claims games whose node is itself).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import secrets
@@ -26,14 +27,25 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+import psycopg
+
 from merknera.store import Database
 from merknera.store.db import Connection, now
 
 log = logging.getLogger(__name__)
 
 CLAIM_EVERY = 1.0
-"""Seconds between two looks for games without a live node (a game made by the
-coordinator's ladder waits at most this long for a node with room)."""
+"""Seconds between two looks for games without a live node, when no node says it made
+some (:meth:`Leases.offered`)."""
+
+OFFERS = "merknera_offers"
+"""The PostgreSQL channel on which a node says it made games for any node to play."""
+
+
+_CLAIMABLE = ("SELECT id FROM games WHERE status IN ('PENDING', 'RUNNING') "
+              "AND (node IS NULL OR lease_until < ? OR node = ?) ORDER BY id LIMIT ?")
+_OWN = ("SELECT id FROM games WHERE status IN ('PENDING', 'RUNNING') AND node = ? "
+        "ORDER BY id LIMIT ?")
 
 
 class LeaseLostError(Exception):
@@ -75,6 +87,8 @@ class Leases:
         self._started = now()
         self.live_nodes = 1
         """Nodes that sent a heartbeat within a lease, at the last heartbeat."""
+        self._offer = asyncio.Event()
+        self._offers = 0
 
     async def only_node(self) -> None:
         """This is the only node (SQLite): every lease of an earlier run ends now, so the
@@ -86,6 +100,8 @@ class Leases:
 
     async def claim(self, game_id: int) -> bool:
         """Take the game's lease if no live node holds it; whether this node plays it."""
+        if self._held.get(game_id, 0.0) > time.monotonic() + self.seconds / 2:
+            return True  # just taken by claim_many: no second write
         started, wall = time.monotonic(), time.time()
         taken = await self.db.write_one(
             "UPDATE games SET node = ?, lease_until = ? WHERE id = ? AND status != 'FINISHED' "
@@ -94,6 +110,30 @@ class Leases:
         if taken:
             self._held[game_id] = started + self.seconds
         return taken > 0
+
+    async def claim_many(self, limit: int) -> list[int]:
+        """Take the leases of up to ``limit`` unfinished games that no live node plays
+        (oldest first).  Nodes claiming at the same time take different games: on
+        PostgreSQL the rows another node is taking are skipped (``FOR UPDATE SKIP
+        LOCKED``), not waited for."""
+        if limit <= 0:
+            return []
+        started, wall = time.monotonic(), time.time()
+        ids = await self.db.transaction(lambda conn: [row[0] for row in conn.execute(
+            "UPDATE games SET node = ?, lease_until = ? WHERE id IN ("
+            "SELECT id FROM games WHERE status IN ('PENDING', 'RUNNING') "
+            "AND (node IS NULL OR (node != ? AND lease_until < ?)) ORDER BY id LIMIT ? "
+            "/*pg: FOR UPDATE SKIP LOCKED*/) RETURNING id",
+            (self.node, wall + self.seconds, self.node, wall, limit))])
+        for game_id in ids:
+            self._held[game_id] = started + self.seconds
+        return sorted(ids)
+
+    def offered(self, count: int) -> None:
+        """``count`` new games wait for a node (made here, or told by another node): the
+        claim loop looks at once, for its share of them."""
+        self._offers += count
+        self._offer.set()
 
     async def hold(self, game_id: int, seconds: float) -> None:
         """Return once the game's lease has ``seconds`` (at most half a lease) to run.
@@ -159,16 +199,16 @@ class Leases:
         self._renewed.set()
         return lost
 
-    async def claimable(self, limit: int, running: Iterable[int]) -> list[int]:
+    async def claimable(self, limit: int, running: Iterable[int], *,
+                        own: bool = False) -> list[int]:
         """Unfinished games that no live node plays (oldest first), or that this node
-        leased and has no runner for."""
+        leased and has no runner for; ``own``: only the latter."""
         if limit <= 0:
             return []
         running = set(running)
-        rows = await self.db.fetchall(
-            "SELECT id FROM games WHERE status IN ('PENDING', 'RUNNING') "
-            "AND (node IS NULL OR node = ? OR lease_until < ?) ORDER BY id LIMIT ?",
-            (self.node, time.time(), limit + len(running)))
+        wanted = limit + len(running)
+        rows = await (self.db.fetchall(_OWN, (self.node, wanted)) if own else
+                      self.db.fetchall(_CLAIMABLE, (time.time(), self.node, wanted)))
         return [row[0] for row in rows if row[0] not in running][:limit]
 
     async def stopped(self) -> None:
@@ -187,9 +227,10 @@ class Leases:
     async def run(self, running: Callable[[], list[int]], room: Callable[[], int],
                   submit: Callable[[list[int]], None],
                   lost: Callable[[set[int]], object]) -> None:
-        """Heartbeat every third of a lease; every :data:`CLAIM_EVERY` look for games
-        without a live node and start up to ``room()`` of them.  Never raises (a store
-        hiccup is logged and tried again)."""
+        """Heartbeat every third of a lease; look for games without a live node when games
+        are offered (:meth:`offered`), and every :data:`CLAIM_EVERY` in any case, and start
+        up to ``room()`` of them.  Never raises (a store hiccup is logged and tried
+        again)."""
         last_beat = 0.0
         while True:
             try:
@@ -200,14 +241,41 @@ class Leases:
                         log.warning("node %s lost the leases of games %s", self.node,
                                     sorted(gone))
                         lost(gone)
-                found = await self.claimable(room(), running())
-                if found:
-                    # A fair share of what is waiting: the other nodes take the rest at
-                    # their next look (or this one, if they have no room).
-                    submit(found[:-(-len(found) // max(1, self.live_nodes))])
+                offers, self._offers = self._offers, 0
+                self._offer.clear()
+                # Offered games: this node's share, so that the nodes told at the same
+                # moment share them out; the rest is taken at the next look by whichever
+                # node has room.  Otherwise as many as there is room for.
+                share = -(-offers // max(1, self.live_nodes)) if offers else room()
+                mine = await self.claimable(room(), running(), own=True)
+                taken = await self.claim_many(min(room() - len(mine), share))
+                if mine or taken:
+                    submit(mine + taken)
             except Exception:
                 log.exception("node %s: leases could not be renewed", self.node)
-            await asyncio.sleep(CLAIM_EVERY)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(CLAIM_EVERY):
+                    await self._offer.wait()
+
+    async def listen_for_offers(self, url: str) -> None:
+        """Hear the games other nodes offer (PostgreSQL ``LISTEN`` on :data:`OFFERS`).
+        Never raises; a lost connection is made again (meanwhile the loop looks every
+        :data:`CLAIM_EVERY` all the same)."""
+        pause = 0.5
+        while True:
+            try:
+                async with await psycopg.AsyncConnection.connect(
+                        url, autocommit=True, connect_timeout=10) as conn:
+                    await conn.execute(f"LISTEN {OFFERS}")
+                    pause = 0.5
+                    async for note in conn.notifies():
+                        with contextlib.suppress(ValueError):
+                            self.offered(int(note.payload))
+            except Exception as exc:
+                log.warning("node %s: not hearing offered games (%s); trying again",
+                            self.node, exc)
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 10.0)
 
 
 async def live_nodes(db: Database, seconds: float) -> list[NodeView]:

@@ -190,7 +190,7 @@ class Director:
         settings = self._arena.new_game_settings(tournament.game)
         created = await db.transaction(functools.partial(
             _start_round, tournament=tournament, pairs=pairs, settings=settings))
-        self._scheduler.offer(created)
+        await self._scheduler.offer(created)
 
 
 def create_in(conn: Connection, game: str, fmt: str, rounds: int,

@@ -4,8 +4,8 @@ Both stores are first brought to this version's schema, so the tables and column
 same on both sides (migrations/ and migrations/postgresql/ describe one schema).  Rows go
 across with ``COPY`` in one PostgreSQL transaction, keeping their ids; then the identity
 sequences move past the copied ids, and the copy is checked: every table's row count, and
-the ratings rebuilt from the copied results equal the copied ratings, before the
-transaction commits (so a copy that does not check out leaves nothing).  The SQLite file is
+the ratings and their history rebuilt from the copied results equal the copied ones, before
+the transaction commits (so a copy that does not check out leaves nothing).  The SQLite file is
 held with the node lock meanwhile, so no node plays on it while it is copied.
 """
 
@@ -16,16 +16,20 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+import psycopg
+
 from merknera.store import node_lock, ratings
 from merknera.store.db import Database, StoreError
-from merknera.store.postgres import PgConnection, connect_sync, redacted
+from merknera.store.postgres import PgConnection, connect_sync, redacted, value
 
 TABLES = ("users", "tokens", "bots", "tournaments", "games", "seats", "moves", "bot_log",
-          "ratings", "rating_history", "tournament_entrants", "tournament_byes")
+          "ratings", "rating_history", "tournament_entrants", "tournament_byes", "nodes")
 """Every table of the store, each after the tables its rows refer to."""
 
 IDENTITIES = ("users", "tokens", "bots", "tournaments", "games", "moves", "bot_log")
 """Tables whose ``id`` PostgreSQL generates."""
+
+_HISTORY = "SELECT * FROM rating_history ORDER BY game_id, bot_id"
 
 
 class CopyError(StoreError):
@@ -45,8 +49,9 @@ class CopySummary:
 async def copy(source: str, target: str) -> CopySummary:
     """Copy the SQLite store at ``source`` into the empty PostgreSQL database ``target``.
 
-    :raises CopyError: when the source is missing or served, the target has rows, or the
-        copy does not check out (then nothing is left in the target).
+    :raises CopyError: when the source is missing, the target has rows, or the copy does
+        not check out (then nothing is left in the target).
+    :raises StoreError: when a node serves the source.
     """
     if not await asyncio.to_thread(Path(source).is_file):
         raise CopyError(f"{source}: no such SQLite file")
@@ -75,12 +80,15 @@ def _copy_rows(source: str, target: str) -> CopySummary:
                 copied = _value(writer, f"SELECT COUNT(*) FROM {table}")
                 if copied != count:
                     raise CopyError(f"{table}: {count} rows in {source}, {copied} copied")
-            rebuilt = ratings.rebuild_in(writer)
-            if rebuilt.changed:
+            history = writer.execute(_HISTORY).fetchall()
+            rebuilt = ratings.rebuild_in(writer)  # replaces rating_history too
+            if rebuilt.changed or writer.execute(_HISTORY).fetchall() != history:
+                differ = (f"ratings for {rebuilt.changed} bots" if rebuilt.changed
+                          else "rating history")
                 raise CopyError(
                     f"the ratings rebuilt from the copied results differ from the copied "
-                    f"ratings for {rebuilt.changed} bots; `merknera ratings rebuild --db "
-                    f"{source}` brings them in step, then copy again")
+                    f"{differ}; `merknera ratings rebuild --db {source}` brings them in "
+                    "step, then copy again")
             writer.execute("COMMIT")
         except BaseException:
             writer.execute("ROLLBACK")
@@ -101,8 +109,11 @@ def _copy_table(reader: sqlite3.Connection, writer: PgConnection, table: str) ->
     columns = [row[1] for row in reader.execute(f"PRAGMA table_info({table})")]
     names = ", ".join(columns)
     count = 0
-    with writer.raw.cursor().copy(f"COPY {table} ({names}) FROM STDIN") as stream:
-        for row in reader.execute(f"SELECT {names} FROM {table} ORDER BY rowid"):
-            stream.write_row(row)
-            count += 1
+    try:
+        with writer.raw.cursor().copy(f"COPY {table} ({names}) FROM STDIN") as stream:
+            for row in reader.execute(f"SELECT {names} FROM {table} ORDER BY rowid"):
+                stream.write_row([value(item) for item in row])  # NUL as U+FFFD
+                count += 1
+    except psycopg.Error as exc:  # a value PostgreSQL cannot hold
+        raise CopyError(f"{table}: a row cannot be copied: {exc}") from exc
     return count

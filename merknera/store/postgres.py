@@ -91,13 +91,26 @@ def translate(sql: str) -> str:
     return _TOKENS.sub(_token, sql)
 
 
+def value(item: Any) -> Any:
+    """A parameter as PostgreSQL takes it.
+
+    * PostgreSQL keeps booleans apart from integers; the schema's flags are SQLite's
+      INTEGER 0/1, and the store passes Python booleans for them now and then.
+    * PostgreSQL's text cannot hold NUL, and a bot's reply (kept in the move log), its
+      error message or its name may carry one: it is kept as U+FFFD, as the move log keeps
+      bytes that are not UTF-8, rather than fail the write (and the game with it).
+    """
+    if isinstance(item, bool):
+        return int(item)
+    if isinstance(item, str) and "\x00" in item:
+        return item.replace("\x00", "\ufffd")
+    return item
+
+
 def _params(params: Params) -> Params:
-    # PostgreSQL keeps booleans apart from integers; the schema's flags are SQLite's
-    # INTEGER 0/1, and the store passes Python booleans for them now and then.
     if isinstance(params, dict):
-        return {key: int(value) if isinstance(value, bool) else value
-                for key, value in params.items()}
-    return [int(value) if isinstance(value, bool) else value for value in params]
+        return {key: value(item) for key, item in params.items()}
+    return [value(item) for item in params]
 
 
 class PgRow(tuple[Any, ...]):

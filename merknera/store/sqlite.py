@@ -77,7 +77,10 @@ class SqliteDatabase(Database):
         """Open (creating if needed) and migrate the file at ``path``."""
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        writer = await _connect(path)
+        try:
+            writer = await _connect(path)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{path}: cannot open it as a SQLite store: {exc}") from exc
         try:
             mode = await (await writer.execute("PRAGMA journal_mode = WAL")).fetchone()
             if path != ":memory:" and (mode is None or str(mode[0]).lower() != "wal"):
@@ -86,6 +89,13 @@ class SqliteDatabase(Database):
             # loss may drop the last commits), and keeps each move's write short.
             await writer.execute("PRAGMA synchronous = NORMAL")
             await _migrate(writer, path)
+        except sqlite3.DatabaseError as exc:  # not a database, or a damaged one
+            await writer.close()
+            raise StoreError(f"{path}: cannot open it as a SQLite store: {exc}") from exc
+        except BaseException:
+            await writer.close()
+            raise
+        try:
             opened: list[aiosqlite.Connection] = []
             try:
                 for _ in range(max(1, readers)):

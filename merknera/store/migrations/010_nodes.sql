@@ -5,7 +5,7 @@
 -- while it plays.  A game with no node may be taken by any node; a game whose lease ran
 -- out (its node died) is taken over and finishes from its stored moves.
 CREATE TABLE nodes (
-    id           TEXT PRIMARY KEY,
+    id           TEXT PRIMARY KEY NOT NULL,
     address      TEXT NOT NULL,
     pid          INTEGER NOT NULL,
     started_at   TEXT NOT NULL,

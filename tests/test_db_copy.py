@@ -1,0 +1,505 @@
+"""``merknera db copy``: a populated SQLite arena moved into a new PostgreSQL database, through
+the command line and through :func:`merknera.store.copy.copy`: every table row for row
+(floats bit for bit, ids kept), the same ratings and leaderboards, and a copied store that
+plays on (new rows get ids past the copied ones).  And the copies it refuses, which leave
+the target as it was: a target with rows, a missing source, a source a node serves, a
+target that is not PostgreSQL, a source whose ratings are out of step with its results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sqlite3
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from merknera import cli
+from merknera.games import Outcome, Termination
+from merknera.protocol.bot_protocols import BotProtocol
+from merknera.protocol.faults import FaultKind
+from merknera.scheduler.leases import Leases
+from merknera.store import Database, StoreError, games, logs, node_lock, results, users
+from merknera.store import bots as bot_store
+from merknera.store import ratings as rating_store
+from merknera.store import tournaments as tournament_store
+from merknera.store.copy import CopyError, copy
+from merknera.store.db import Connection
+from merknera.store.postgres import connect_sync
+from tests.postgres_support import Cluster
+
+ORDER = {
+    "users": "id", "tokens": "id", "bots": "id", "tournaments": "id", "games": "id",
+    "seats": "game_id, seat", "moves": "id", "bot_log": "id", "ratings": "bot_id",
+    "rating_history": "game_id, bot_id", "tournament_entrants": "tournament_id, bot_id",
+    "tournament_byes": "tournament_id, round", "nodes": "id",
+}
+"""Every table of the store and the key its rows are read in (integers, or node ids that
+sort alike in any collation)."""
+
+ODD_TEXT = ("two lines\nand a\ttab, a backslash \\ and a \\N, a \\. alone, 'quotes' \"too\", "
+            "ünïcødé ♟ 🙂, and a comma, at the end,")
+"""Text that COPY's text format must escape (a literal \\N is not NULL)."""
+
+LATER = "2099-01-01T00:00:00.000Z"
+"""When the game left running finishes, on both sides."""
+
+Dump = dict[str, tuple[list[str], list[tuple[Any, ...]]]]
+
+
+@dataclass(frozen=True)
+class Arena:
+    """What :func:`populate` made."""
+
+    bots: dict[str, int]
+    games: dict[str, int]
+    running: int
+    """The game left RUNNING, leased to a node that died."""
+
+
+# -- filling an arena ---------------------------------------------------------------------------
+
+
+async def populate(path: Path) -> Arena:
+    """A SQLite arena with rows in every table, as a node would have left it."""
+    db = await Database.open(path)
+    try:
+        return await _populate(db)
+    finally:
+        await db.close()
+
+
+async def _populate(db: Database) -> Arena:
+    alice, _ = await users.create_user(db, "alice")
+    bob, _ = await users.create_user(db, "bob", "bob's first token")
+    carol, _ = await users.create_user(db, "carol")
+    await users.issue_token(db, "alice", ODD_TEXT)
+    await db.write_one("UPDATE tokens SET status = 'REVOKED' WHERE user_id = ?", (bob.id,))
+    await users.issue_token(db, "bob", "bob's second token")
+
+    def bot(conn: Connection, name: str, version: str, game: str, owner: int,
+            **meta: Any) -> int:
+        return bot_store.insert(
+            conn, name=name, version=version, game=game, user_id=owner,
+            meta=bot_store.BotMetadata("http://127.0.0.1:9/rpc", **meta),
+            secret=f"secret of {name} {version}").id
+
+    bots = await db.transaction(lambda conn: {
+        "old": bot(conn, "noughts", "1", "TICTACTOE", alice.id),
+        "crosses": bot(conn, "crosses", "1", "TICTACTOE", bob.id,
+                       website="https://example.org/ü"),
+        "third": bot(conn, "third", "1.0-β", "TICTACTOE", carol.id, language="Go"),
+        "sower": bot(conn, "sower", "1", "KALAHA", alice.id),
+        "reaper": bot(conn, "reaper", "1", "KALAHA", bob.id),
+        "guest": bot(conn, "guest-1", "1", "KALAHA", carol.id, protocol=BotProtocol.GUEST),
+    })
+    made: dict[str, int] = {}
+
+    async def play(label: str, game: str, seed: int, seats: list[int],
+                   calls: list[games.LoggedCall], outcome: Outcome | None,
+                   log_lines: list[tuple[int, str]] | None = None, **create: Any) -> int:
+        game_id = await db.transaction(
+            lambda conn: games.create(conn, game, seed, seats, {"size": 3}, **create))
+        made[label] = game_id
+        await games.mark_running(db, game_id, range(len(seats)))
+        if calls:
+            assert await games.record_moves(db, game_id, calls)
+        if outcome is not None:
+            assert await games.finish(db, game_id, outcome, {"board": "XO.", "x": 0.1},
+                                      log_lines or [])
+        return game_id
+
+    move = games.LoggedCall
+    await play("old", "TICTACTOE", 1, [bots["old"], bots["crosses"]],
+               [move(1, 0, {"position": 4}, request='{"jsonrpc": "2.0"}', reply=ODD_TEXT,
+                     latency_ms=3.217),
+                move(2, 1, {"position": 0}, latency_ms=0.1 + 0.2)],
+               Outcome.win(0, 2, "noughts won"))
+    superseded = await play("superseded", "TICTACTOE", 2, [bots["third"], bots["old"]],
+                            [move(1, 0, {"position": 8})], None)
+    ended = await db.transaction(lambda conn: bot_store.supersede(conn, "noughts"))
+    assert ended == [superseded]
+    assert await games.finish(db, superseded, Outcome.no_result(
+        Termination.SUPERSEDED, "noughts 2 was registered"), None)
+    bots["new"] = await db.transaction(lambda conn: bot(
+        conn, "noughts", "2", "TICTACTOE", alice.id, language="Python", description=ODD_TEXT))
+
+    await play("draw", "TICTACTOE", 2**63 - 1, [bots["new"], bots["crosses"]],
+               [move(1, 0, {"position": 4}, latency_ms=1 / 3)], Outcome.draw(2, "a draw"),
+               [(bots["new"], ODD_TEXT), (bots["crosses"], "a draw, again")])
+    await play("faults", "TICTACTOE", 9007199254740993, [bots["crosses"], bots["third"]],
+               [move(1, 0, {"position": 4}, latency_ms=12.5),
+                move(2, 1, fault=FaultKind.ILLEGAL_MOVE, fault_detail="4 is taken",
+                     reply='{"result": 4}', latency_ms=7.25),
+                move(3, 1, fault=FaultKind.TIMEOUT, fault_detail="no reply in 1.0 s",
+                     latency_ms=1000.001),
+                move(4, 1, fault=FaultKind.MALFORMED_REPLY, fault_detail=ODD_TEXT,
+                     reply=ODD_TEXT, latency_ms=2e-3)],
+               Outcome.forfeit(1, 2, Termination.STRIKES, "third made 3 faulty replies"))
+    await play("scores", "KALAHA", 0, [bots["sower"], bots["reaper"]],
+               [move(1, 0, {"pit": 2}), move(2, 1, {"pit": 5})],
+               Outcome.by_scores((0.1 + 0.2, 1 / 3), "reaper has more seeds"))
+    await play("match", "KALAHA", 5, [bots["sower"], bots["guest"]], [move(1, 0, {"pit": 1})],
+               Outcome.win(1, 2, "the guest won"), origin="MATCH", contest="pool-1",
+               handle="abcd0001", rated=False)
+
+    tournament = await db.transaction(lambda conn: tournament_store.create(
+        conn, "TICTACTOE", "SWISS", 1, [bots["new"], bots["crosses"], bots["third"]]))
+    await db.transaction(
+        lambda conn: tournament_store.start_round(conn, tournament, 1, [bots["third"]]))
+    await play("tournament", "TICTACTOE", 6, [bots["new"], bots["crosses"]],
+               [move(1, 0, {"position": 2})], Outcome.win(1, 2, "crosses won"),
+               origin="TOURNAMENT", tournament_id=tournament, round_number=1)
+    await db.transaction(lambda conn: tournament_store.finish(conn, tournament))
+
+    # A node that played, stopped cleanly, and one that died holding a running game.
+    stopped = Leases(db, "node-a", "http://127.0.0.1:8001", 15.0)
+    await stopped.heartbeat()
+    await stopped.stopped()
+    died = Leases(db, "node-b", "http://127.0.0.1:8002", 15.0)
+    running = await db.transaction(lambda conn: games.create(
+        conn, "TICTACTOE", 7, [bots["crosses"], bots["new"]]))
+    await games.mark_running(db, running, [0, 1])
+    assert await died.claim(running)
+    assert await games.record_moves(db, running, [
+        move(1, 0, {"position": 4}, request="{}", reply="{}", latency_ms=4.75),
+        move(2, 1, fault=FaultKind.TIMEOUT, fault_detail="no reply", latency_ms=1000.0)],
+        node="node-b")
+    assert await died.heartbeat() == set()
+    made["pending"] = await db.transaction(lambda conn: games.create(
+        conn, "KALAHA", 8, [bots["reaper"], bots["sower"]]))
+
+    def discipline(conn: Connection) -> None:
+        assert bot_store.disable(conn, bots["third"], "ADMIN", "cheats", with_owner=True) == []
+        users.set_suspended(conn, carol.id, "cheats")
+        bot_store.disable(conn, bots["reaper"], "FAULTS", "3 faulty games")
+        bot_store.update_registration(conn, bots["reaper"],
+                                      bot_store.BotMetadata("http://127.0.0.1:10/rpc"))
+
+    await db.transaction(discipline)
+    await bot_store.set_self_name(db, bots["sower"], "The Sower")
+    await logs.write(db, bots["crosses"], "went offline")
+    await logs.write(db, bots["new"], ODD_TEXT, made["draw"])
+    return Arena(bots, made, running)
+
+
+# -- reading both sides -------------------------------------------------------------------------
+
+
+def exact(value: Any) -> Any:
+    """A value with its type, floats by their bits (== would let 0.0 equal -0.0)."""
+    if isinstance(value, float):
+        return ("float", value.hex())
+    return (type(value).__name__, value)
+
+
+async def dump(target: str | Path) -> Dump:
+    """Every table's column names and rows, in key order."""
+    db = await Database.open(target)
+    try:
+        tables = await db.table_names()
+        assert set(tables) == set(ORDER), "a new table: say here how to order its rows"
+        found: Dump = {}
+        for table in tables:
+            rows = await db.fetchall(
+                f"SELECT * FROM {table} ORDER BY {ORDER[table]}")  # noqa: S608
+            names = list(rows[0].keys()) if rows else []
+            found[table] = (names, [tuple(exact(value) for value in row) for row in rows])
+        return found
+    finally:
+        await db.close()
+
+
+def counts(found: Dump) -> dict[str, int]:
+    return {table: len(rows) for table, (_, rows) in found.items()}
+
+
+def pg_rows(url: str) -> dict[str, int]:
+    """Rows of every store table of a PostgreSQL database (none there: {})."""
+    conn = connect_sync(url)
+    try:
+        tables = [row[0] for row in conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "
+            "AND tablename != 'merknera_schema' ORDER BY tablename")]
+        found = {}
+        for table in tables:
+            row = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()  # noqa: S608
+            assert row is not None
+            found[table] = int(row[0])
+        return found
+    finally:
+        conn.raw.close()
+
+
+def rated(found: Dump) -> tuple[int, int]:
+    """(games rated, bots rated) of a dump."""
+    history = found["rating_history"][1]
+    return len({row[0] for row in history}), len(found["ratings"][1])
+
+
+# -- the checks of a copy -----------------------------------------------------------------------
+
+
+async def same_standings(source: Database, target: Database) -> None:
+    for game in ("TICTACTOE", "KALAHA"):
+        ratings = await rating_store.for_game(source, game)
+        assert ratings and await rating_store.for_game(target, game) == ratings
+        board = await results.leaderboard(source, game)
+        assert board and await results.leaderboard(target, game) == board
+
+
+async def play_on(db: Database, arena: Arena) -> None:
+    """The game left running gets a move and finishes, rated."""
+    assert await games.record_moves(db, arena.running, [
+        games.LoggedCall(3, 0, {"position": 0}, latency_ms=2.5)])
+
+    def finish(conn: Connection) -> bool:
+        return games.finish_in(conn, arena.running, Outcome.win(0, 2, "crosses won"),
+                               {"board": "X"}, [(arena.bots["crosses"], "won")], LATER)
+    assert await db.transaction(finish)
+
+
+async def new_rows_follow(db: Database, arena: Arena) -> None:
+    """Rows made in the copied store get ids past the copied ones, in every table whose
+    ids PostgreSQL generates."""
+    generated = {row[0] for row in await db.fetchall(
+        "SELECT table_name FROM information_schema.columns "
+        "WHERE table_schema = current_schema() AND is_identity = 'YES'")}
+    top = {table: int(await db.fetchval(f"SELECT MAX(id) FROM {table}"))  # noqa: S608
+           for table in generated}
+    user, _ = await users.create_user(db, "dave")
+    bot = await db.transaction(lambda conn: bot_store.insert(
+        conn, name="dave-bot", version="1", game="TICTACTOE", user_id=user.id,
+        meta=bot_store.BotMetadata("http://127.0.0.1:11/rpc"), secret="s"))
+    tournament = await db.transaction(lambda conn: tournament_store.create(
+        conn, "TICTACTOE", "ROUND_ROBIN", 1, [bot.id, arena.bots["crosses"]]))
+    game_id = await db.transaction(lambda conn: games.create(
+        conn, "TICTACTOE", 9, [bot.id, arena.bots["crosses"]]))
+    assert await games.record_moves(db, game_id, [games.LoggedCall(1, 0, {"position": 4})])
+    await logs.write(db, bot.id, "registered", game_id)
+    made = {
+        "users": user.id, "bots": bot.id, "tournaments": tournament, "games": game_id,
+        "tokens": await db.fetchval("SELECT id FROM tokens WHERE user_id = ?", (user.id,)),
+        "moves": await db.fetchval("SELECT id FROM moves WHERE game_id = ?", (game_id,)),
+        "bot_log": await db.fetchval("SELECT id FROM bot_log WHERE bot_id = ?", (bot.id,)),
+    }
+    assert made == {table: top[table] + 1 for table in generated}
+
+
+async def check_copied(source: Path, target: str, arena: Arena) -> Dump:
+    """The target holds the source's rows and plays on as the source does; the source's
+    dump."""
+    before, after = await dump(source), await dump(target)
+    assert all(rows for _, rows in before.values()), "every table has rows to copy"
+    assert after == before
+    assert [row[0][1] for row in after["games"][1]] == sorted(
+        [*arena.games.values(), arena.running])
+    assert [row[0][1] for row in after["bots"][1]] == sorted(arena.bots.values())
+    old, new = await Database.open(source), await Database.open(target)
+    try:
+        await same_standings(old, new)
+        for db in (old, new):
+            await play_on(db, arena)
+        await same_standings(old, new)
+        assert await rating_store.get(new, arena.bots["crosses"]) == (
+            await rating_store.get(old, arena.bots["crosses"]))
+        await new_rows_follow(new, arena)
+    finally:
+        await old.close()
+        await new.close()
+    return before
+
+
+def with_password(postgres: Cluster, url: str) -> str:
+    """The URL with a password (the throwaway cluster trusts its connections)."""
+    return url.replace(f"//{postgres.user}@", f"//{postgres.user}:hunter2@")
+
+
+def copied_lines(out: str) -> dict[str, int]:
+    return {match[1]: int(match[2].replace(",", "")) for match in re.finditer(
+        r"^  (\w+) +([\d,]+) rows \(the same count on both sides\)$", out, re.MULTILINE)}
+
+
+# -- copies that go through ---------------------------------------------------------------------
+
+
+def test_the_command_copies_an_arena_row_for_row(
+        postgres: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "arena.db"
+    arena = asyncio.run(populate(source))
+    target = postgres.new_database()
+    assert cli.main(["db", "copy", "--from", str(source),
+                     "--to", with_password(postgres, target)]) == 0
+    out, err = capsys.readouterr()
+    assert "hunter2" not in out + err
+    shown = with_password(postgres, target).replace(":hunter2@", ":***@")
+    assert out.splitlines()[0] == f"Copied {source} into {shown}:"
+    before = asyncio.run(check_copied(source, target, arena))
+    assert copied_lines(out) == counts(before)
+    games_rated, bots_rated = rated(before)
+    assert out.splitlines()[-1] == (
+        f"Ratings rebuilt from the copied results: {games_rated} games, {bots_rated} bots, "
+        "the same as copied.")
+
+
+async def test_copy_moves_an_arena_row_for_row(postgres: Cluster, tmp_path: Path) -> None:
+    source = tmp_path / "arena.db"
+    arena = await populate(source)
+    target = await asyncio.to_thread(postgres.new_database)
+    summary = await copy(str(source), target)
+    before = await check_copied(source, target, arena)
+    assert summary.rows == counts(before)
+    assert (summary.rated_games, summary.rated_bots) == rated(before) == (5, 6)
+
+
+# -- copies refused -----------------------------------------------------------------------------
+
+
+async def heartbeat_only(url: str) -> None:
+    """A node started on the database and beat once: no arena in it, but served."""
+    db = await Database.open(url)
+    try:
+        await Leases(db, "node-z", "http://127.0.0.1:8003", 15.0).heartbeat()
+    finally:
+        await db.close()
+
+
+async def one_user(url: str) -> None:
+    db = await Database.open(url)
+    try:
+        await users.create_user(db, "zed")
+    finally:
+        await db.close()
+
+
+@pytest.mark.parametrize(("fill", "occupied"), [(one_user, "users, tokens"),
+                                                (heartbeat_only, "nodes")])
+def test_a_target_with_rows_is_refused_and_left_as_it_was(
+        postgres: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        fill: Callable[[str], Coroutine[Any, Any, None]], occupied: str) -> None:
+    source = tmp_path / "arena.db"
+    asyncio.run(populate(source))
+    target = postgres.new_database()
+    asyncio.run(fill(target))
+    before = asyncio.run(dump(target))
+    assert cli.main(["db", "copy", "--from", str(source), "--to", target]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.strip() == (f"merknera: {target} is not empty (rows in {occupied}): "
+                           "db copy moves an arena into a new database")
+    with pytest.raises(CopyError, match=re.escape(f"(rows in {occupied})")):
+        asyncio.run(copy(str(source), target))
+    assert asyncio.run(dump(target)) == before
+
+
+def test_a_missing_source_is_refused(
+        postgres: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = postgres.new_database()
+    for missing in (tmp_path / "nothing.db", tmp_path):
+        assert cli.main(["db", "copy", "--from", str(missing), "--to", target]) == 1
+        assert capsys.readouterr().err.strip() == f"merknera: {missing}: no such SQLite file"
+        with pytest.raises(CopyError, match="no such SQLite file"):
+            asyncio.run(copy(str(missing), target))
+    assert list(tmp_path.iterdir()) == []  # no file made, not even a lock file
+    assert pg_rows(target) == {}  # the target not even migrated
+
+
+def test_a_source_a_node_serves_is_refused(
+        postgres: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "arena.db"
+    arena = asyncio.run(populate(source))
+    target = postgres.new_database()
+    with node_lock.serving(str(source)):
+        assert cli.main(["db", "copy", "--from", str(source), "--to", target]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"merknera: {source} is served already (merknera serve, pid ")
+        with pytest.raises(StoreError, match="is served already"):
+            asyncio.run(copy(str(source), target))
+        assert pg_rows(target) == {}
+    # once the node has stopped, the copy goes through
+    assert cli.main(["db", "copy", "--from", str(source), "--to", target]) == 0
+    asyncio.run(check_copied(source, target, arena))
+
+
+@pytest.mark.parametrize("target", ["copy.db", "sqlite:///copy.db", "mysql://u@localhost/a",
+                                    "postgresql:/copy"])
+def test_a_target_that_is_not_a_postgresql_url_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], target: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    source = tmp_path / "arena.db"
+    asyncio.run(populate(source))
+    monkeypatch.chdir(tmp_path)
+    files = {path: path.read_bytes() for path in tmp_path.iterdir()}
+    assert cli.main(["db", "copy", "--from", str(source), "--to", target]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.strip() == f"merknera: --to {target!r} is not a postgresql:// URL"
+    assert {path: path.read_bytes() for path in tmp_path.iterdir()} == files
+
+
+def tamper(source: Path, sql: str, params: tuple[Any, ...]) -> None:
+    """Change the source behind the store's back (one row)."""
+    conn = sqlite3.connect(source)
+    try:
+        assert conn.execute(sql, params).rowcount == 1
+        conn.commit()
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(("sql", "row", "differ"), [
+    ("UPDATE ratings SET mu = mu + 1 WHERE bot_id = ?",
+     lambda arena: (arena.bots["crosses"],), "ratings for 1 bots"),
+    # the history of a game that later games rated on top of: the ratings are in step
+    ("UPDATE rating_history SET mu = mu + 1 WHERE bot_id = ? AND game_id = ?",
+     lambda arena: (arena.bots["crosses"], arena.games["old"]), "rating history"),
+], ids=["ratings", "rating_history"])
+def test_ratings_out_of_step_are_refused_and_leave_no_row(
+        postgres: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        sql: str, row: Callable[[Arena], tuple[int, ...]], differ: str) -> None:
+    source = tmp_path / "arena.db"
+    arena = asyncio.run(populate(source))
+    tamper(source, sql, row(arena))
+    target = postgres.new_database()
+    assert cli.main(["db", "copy", "--from", str(source), "--to", target]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.strip() == (
+        "merknera: the ratings rebuilt from the copied results differ from the copied "
+        f"{differ}; `merknera ratings rebuild --db {source}` brings them in step, "
+        "then copy again")
+    assert pg_rows(target) == dict.fromkeys(ORDER, 0)
+    with pytest.raises(CopyError, match="`merknera ratings rebuild --db "):
+        asyncio.run(copy(str(source), target))
+    assert pg_rows(target) == dict.fromkeys(ORDER, 0)
+    # what the message says to do brings them in step, and the copy goes through
+    assert cli.main(["ratings", "rebuild", "--db", str(source)]) == 0
+    assert cli.main(["db", "copy", "--from", str(source), "--to", target]) == 0
+    asyncio.run(check_copied(source, target, arena))
+
+
+def test_a_nul_that_postgresql_cannot_hold_is_copied_as_a_replacement_character(
+        postgres: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "arena.db"
+    arena = asyncio.run(populate(source))
+    # a bot's reply is kept as it came (decoded with errors="replace"): a NUL stays a NUL
+    # in SQLite; PostgreSQL's text cannot hold one, and keeps U+FFFD in its place
+    tamper(source, "UPDATE moves SET reply = ? WHERE game_id = ? AND seq = 1",
+           ("{\"result\": 4}\x00", arena.games["old"]))
+    target = postgres.new_database()
+    assert cli.main(["db", "copy", "--from", str(source), "--to", target]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+
+    async def reply() -> object:
+        db = await Database.open(target)
+        try:
+            return await db.fetchval("SELECT reply FROM moves WHERE game_id = ? AND seq = 1",
+                                     (arena.games["old"],))
+        finally:
+            await db.close()
+
+    assert asyncio.run(reply()) == "{\"result\": 4}\ufffd"
