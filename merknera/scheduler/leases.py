@@ -231,7 +231,7 @@ class Leases:
         are offered (:meth:`offered`), and every :data:`CLAIM_EVERY` in any case, and start
         up to ``room()`` of them.  Never raises (a store hiccup is logged and tried
         again)."""
-        last_beat = 0.0
+        last_beat = last_full = 0.0
         while True:
             try:
                 if time.monotonic() - last_beat >= self.seconds / 3:
@@ -245,9 +245,13 @@ class Leases:
                 self._offer.clear()
                 # Offered games: this node's share, so that the nodes told at the same
                 # moment share them out; the rest is taken at the next look by whichever
-                # node has room.  Otherwise as many as there is room for.
-                share = -(-offers // max(1, self.live_nodes)) if offers else room()
-                mine = await self.claimable(room(), running(), own=True)
+                # node has room.  Otherwise (a look every CLAIM_EVERY) this node's own
+                # games without a runner first, then as many as there is room for.
+                full = time.monotonic() - last_full >= CLAIM_EVERY
+                if full:
+                    last_full = time.monotonic()
+                mine = await self.claimable(room(), running(), own=True) if full else []
+                share = room() if full else -(-offers // max(1, self.live_nodes))
                 taken = await self.claim_many(min(room() - len(mine), share))
                 if mine or taken:
                     submit(mine + taken)
