@@ -1,7 +1,6 @@
 """The ladder's throughput on one node (SQLite) and on one, two and three nodes (PostgreSQL).
 
-    .venv/bin/python bench/nodes.py [--bots 8] [--duration 20] [--warmup 5]
-        [--setups sqlite:1 postgresql:1 postgresql:2 postgresql:3]
+    .venv/bin/python bench/nodes.py [--bots 8] [--duration 20] [--warmup 5] [--setups ...]
 
 Each setup is a fresh store (a temporary SQLite file, or a new database on one throwaway
 PostgreSQL cluster, ``tests/postgres_support.py``) served by real ``merknera serve``
@@ -14,13 +13,11 @@ is over and a warm-up has passed, it counts for ``--duration`` seconds:
 * the platform's CPU: user + system time of the node processes (``/proc/<pid>/stat``),
   per stored move; PostgreSQL's (the postmaster, its live children and those it reaped)
   and the bots' apart;
-* how the finished games spread over the nodes (the games' ``node`` column; ``*`` marks
-  the coordinator, which runs the ladder), and the live nodes as ``GET /api/nodes``
-  shows them at the end.
+* how the finished games spread over the nodes (``*`` marks the coordinator, which runs
+  the ladder), and the live nodes as ``GET /api/nodes`` shows them at the end.
 
-Bots, nodes and PostgreSQL share this machine's CPUs: the figures compare the setups with
-each other, they are not the capacity of a node on a machine of its own.  It prints
-figures and asserts no timing.
+Bots, nodes and PostgreSQL share this machine's CPUs: the figures compare the setups,
+they are not a node's capacity on a machine of its own.
 
 The ladder runs every ``--ladder-interval`` (0.02 s) with ``--max-games-per-bot`` 32, so
 that games wait for the platform rather than the platform for the ladder; ``--concurrency``

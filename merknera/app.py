@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import socket
 import ssl
 from collections.abc import AsyncIterator
 
@@ -36,6 +37,7 @@ from merknera.scheduler.tournaments import Director
 from merknera.seats import JsonRpcTransport, Seats, SquelchRestTransport
 from merknera.seats.polled import PolledTransport
 from merknera.store import Database, ratings
+from merknera.store.postgres import redacted
 from merknera.web import admin, api, live, nodes, openapi, pages, play, replay, site
 
 log = logging.getLogger(__name__)
@@ -60,8 +62,9 @@ class Platform:
         self.tournaments: Director
         self.leases: Leases
         """This node's game leases and heartbeat (set by :meth:`start`)."""
-        self.coordinator: Coordinator
-        """Runs the ladder, tournaments and pinger while this node coordinates."""
+        self.coordinator: Coordinator | None = None
+        """Runs the ladder, tournaments and pinger while this node coordinates (set by
+        :meth:`start`)."""
         self.relay: EventRelay | None = None
         """Events to and from the other nodes (PostgreSQL: LISTEN/NOTIFY)."""
         self.battlebot = BattlebotGateway(config)
@@ -133,7 +136,11 @@ class Platform:
                        BotProtocol.GUEST: self.guests})
         presence = Presence(self.config, self._db, seats, self.events)
         readiness = Readiness()
-        address = self.config.public_url or f"http://{self.config.host}:{self.config.port}"
+        # Its own address, not public_url (which all nodes behind one name share).
+        host = self.config.host
+        if host in ("", "0.0.0.0", "::"):  # noqa: S104  # a wildcard: the machine's name
+            host = socket.gethostname()
+        address = f"http://{f'[{host}]' if ':' in host else host}:{self.config.port}"
         self.leases = Leases(self._db, node_name(address), address, self.config.lease_seconds)
         alone = self._db.backend == "sqlite"  # one node to a file (store/node_lock.py)
         if alone:
@@ -200,7 +207,8 @@ class Platform:
         start): before the gateways' listeners close, so that no connected client's game
         is lost to a socket the platform itself closed."""
         if self._scheduler is not None:
-            await self.coordinator.stop()
+            if self.coordinator is not None:
+                await self.coordinator.stop()
             await self._stop_gateways()
             await self._scheduler.stop()
 
@@ -209,7 +217,8 @@ class Platform:
         scheduler, client, db = self._scheduler, self._client, self._db
         self._scheduler = self._client = self._db = None
         if scheduler is not None:
-            await self.coordinator.stop()
+            if self.coordinator is not None:
+                await self.coordinator.stop()
             await self._stop_gateways()
         try:
             if scheduler is not None:
@@ -293,7 +302,8 @@ def build_app(config: Config, platform: Platform | None = None) -> web.Applicati
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         await platform.start()
-        log.info("Merknera is serving at %s (database %s)", config.base_url, config.db)
+        log.info("Merknera is serving at %s (database %s)", config.base_url,
+                 redacted(config.db))
         yield
         await platform.stop()
 

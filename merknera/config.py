@@ -97,8 +97,7 @@ class Config:
     concurrency: int = 32
     """Games played at the same time, at most (on each node)."""
     lease_seconds: float = 15.0
-    """How long a node's lease on a game lasts unless renewed (every third of it): a node
-    that dies leaves its games to the others this long after its last renewal."""
+    """A node's lease on a game, renewed every third of it: a dead node's games move on."""
     max_strikes: int = 3
     """Faulty replies that forfeit a game (per game: ``[games.X] max_strikes``)."""
 
@@ -298,8 +297,7 @@ def _bad(raw: object) -> object:
 
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-"""A URL where ``db`` would be a path: SQLite would make a folder of its scheme
-(``mysql:``) and a file in it."""
+"""A URL (SQLite would make a folder of its scheme, ``mysql:``, and a file in it)."""
 
 
 def _validate(config: Config) -> Config:
@@ -309,10 +307,9 @@ def _validate(config: Config) -> Config:
 
     need(0 <= config.port <= 65535, "port", "must be between 0 and 65535")
     if _URL.match(config.db) and not POSTGRESQL_URL.match(config.db):
-        scheme = config.db.split("://", 1)[0]
-        raise ConfigError(f"db = '{scheme}://...': a URL the store does not speak: db is "
-                          "the path of a SQLite file (one node) or a postgresql:// URL "
-                          "(any number of nodes)")
+        raise ConfigError(f"db = '{config.db.split('://')[0]}://...': a URL the store does "
+                          "not speak: db is the path of a SQLite file (one node) or a "
+                          "postgresql:// URL (any number of nodes)")
     for key in ("battlebot_port", "hexagons_port", "kalaha_port"):
         need(0 <= getattr(config, key) <= 65535, key, "must be between 0 and 65535")
     need(bool(config.battlebot_tls_cert) == bool(config.battlebot_tls_key),

@@ -16,6 +16,7 @@ from merknera.scheduler.tournaments import create_in, table, total_rounds
 from merknera.store import Database
 from merknera.store import tournaments as store
 from merknera.store.db import Connection
+from merknera.store.postgres import redacted
 
 
 def resolve_bots(conn: Connection, game: str, given: Sequence[str]) -> list[int]:
@@ -50,8 +51,9 @@ async def create(db_path: str, game: str, fmt: str, rounds: int, bots: Sequence[
         except ValueError as exc:
             print(f"merknera: {exc}", file=sys.stderr)
             return 2
-        print(f"Created tournament {tournament_id} in {db_path}; the platform serving this "
-              f"database plays it (`merknera tournament show {tournament_id}` prints it).")
+        print(f"Created tournament {tournament_id} in {redacted(db_path)}; the platform "
+              f"serving this database plays it (`merknera tournament show {tournament_id}` "
+              "prints it).")
         if not wait:
             return 0
         print("Waiting for it to finish (the platform must be serving this database; "

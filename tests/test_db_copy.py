@@ -1,10 +1,5 @@
-"""``merknera db copy``: a populated SQLite arena moved into a new PostgreSQL database, through
-the command line and through :func:`merknera.store.copy.copy`: every table row for row
-(floats bit for bit, ids kept), the same ratings and leaderboards, and a copied store that
-plays on (new rows get ids past the copied ones).  And the copies it refuses, which leave
-the target as it was: a target with rows, a missing source, a source a node serves, a
-target that is not PostgreSQL, a source whose ratings are out of step with its results.
-"""
+"""``merknera db copy`` (CLI and :func:`merknera.store.copy.copy`): every row of a populated
+arena moved whole into PostgreSQL, a copy that plays on, and the copies it refuses."""
 
 from __future__ import annotations
 

@@ -2,9 +2,11 @@
 
 On PostgreSQL the coordinator is the node that holds a session advisory lock
 (:data:`LOCK`) on a connection of its own; the server lets the lock go when that
-connection ends, however the node ends, and another node takes it at its next try (every
-third of a lease).  A node that loses its connection stops its duties at once.  On SQLite
-there is one node, which coordinates from the start.
+connection ends: at once when the node's process ends, however it ends, and within about
+15 s (TCP keepalives, :data:`SERVER_KEEPALIVES`) when its machine or network dies.
+Another node takes it at its next try (every third of a lease).  A node that loses its
+connection stops its duties at once.  On SQLite there is one node, which coordinates from
+the start.
 
 Every node keeps its bot directory in step with the store meanwhile (other nodes'
 registrations, the pinger's findings).
@@ -16,6 +18,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import psycopg
 
@@ -27,6 +30,15 @@ log = logging.getLogger(__name__)
 
 LOCK = 0x6D726B63  # "mrkc"
 """The advisory lock of the coordinator."""
+
+KEEPALIVES: dict[str, Any] = {"keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2,
+                               "keepalives_count": 3, "tcp_user_timeout": 15000}
+"""This node's side of the coordinator's connection: a server gone quiet (a dead machine,
+a cut network) ends it within about 15 s, and the node stops coordinating."""
+SERVER_KEEPALIVES = ("SET tcp_keepalives_idle = 5; SET tcp_keepalives_interval = 2; "
+                     "SET tcp_keepalives_count = 3; SET tcp_user_timeout = 15000")
+"""The server's side: a node gone quiet loses the lock within about 15 s (by default the
+server would wait for its TCP keepalive, two hours), so another node takes over."""
 
 
 @dataclass(frozen=True)
@@ -91,16 +103,20 @@ class Coordinator:
         while True:
             try:
                 async with await psycopg.AsyncConnection.connect(
-                        self._db.path, autocommit=True, connect_timeout=10) as conn:
+                        self._db.path, autocommit=True, connect_timeout=10,
+                        **KEEPALIVES) as conn:
+                    # The server must notice a dead node soon, or its lock outlives it.
+                    await conn.execute(SERVER_KEEPALIVES)
                     while True:
-                        if not self.coordinating:
-                            cursor = await conn.execute("SELECT pg_try_advisory_lock(%s)",
-                                                        (LOCK,))
-                            row = await cursor.fetchone()
-                            if row is not None and row[0]:
-                                self._take()
-                        else:
-                            await conn.execute("SELECT 1")  # the lock lives while this does
+                        async with asyncio.timeout(every):
+                            if not self.coordinating:
+                                cursor = await conn.execute(
+                                    "SELECT pg_try_advisory_lock(%s)", (LOCK,))
+                                row = await cursor.fetchone()
+                                if row is not None and row[0]:
+                                    self._take()
+                            else:  # the lock lives while this connection does
+                                await conn.execute("SELECT 1")
                         try:
                             await self._presence.refresh()
                         except psycopg.Error:

@@ -40,7 +40,10 @@ class Scheduler:
         (one whose runner failed to record its end)."""
         leases = self.arena.leases
         await leases.heartbeat()
-        unfinished = await leases.claimable(RESUME_ALL, ())
+        # One node resumes every game (each waits for a place); one of several takes what
+        # it has room for, and leaves the rest to the others.
+        alone = self.arena.db.backend == "sqlite"
+        unfinished = await leases.claimable(RESUME_ALL if alone else self.room(), ())
         if unfinished:
             log.info("resuming %d unfinished games", len(unfinished))
         self.submit(unfinished)
@@ -77,7 +80,7 @@ class Scheduler:
         elif game_ids:
             leases.offered(len(game_ids))
             await self.arena.db.write_one(f"SELECT pg_notify('{OFFERS}', ?)",
-                                          (str(len(game_ids)),))
+                                          (f"{leases.node} {len(game_ids)}",))
 
     def _lost(self, game_ids: set[int]) -> None:
         task = asyncio.create_task(self.cancel(game_ids))

@@ -5,20 +5,22 @@ only takes a game with no node, or whose lease ran out); the node renews the lea
 games every third of a lease (``lease_seconds``, 15 by default) together with its
 heartbeat in ``nodes``.  The store refuses a move or a result from a node that no longer
 holds the game (:func:`merknera.store.games.record_moves`), so a move is never stored
-twice; and a runner asks for a move only while its lease has at least half a lease to run
-(:meth:`Leases.hold`), so that no two nodes ask for the same move while the database can
-reach them both.  When a node dies, even by SIGKILL, its leases run out and the other
-nodes' claim loops (:meth:`Leases.run`) take its games, which finish from their stored
-moves.
+twice; and a runner asks for a move only while its lease has the move's time limit or half
+a lease (the smaller) to run (:meth:`Leases.hold`), and the lease is renewed meanwhile, so
+that no two nodes ask for the same move while the database can reach them both.  When a
+node dies, even by SIGKILL, its leases run out and the other nodes' claim loops
+(:meth:`Leases.run`) take its games, which finish from their stored moves.
 
-On one node (SQLite) the same code runs, with one node: its games are leased to it, and a
-restarted node takes them back at once (it claims games whose node is itself).
+On one node (SQLite) the same code runs, with one node: its games are leased to it, a
+restarted node takes them back at once (:meth:`Leases.only_node`), and a lease never runs
+out under a runner (nobody else could take the game).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import secrets
@@ -30,13 +32,16 @@ from dataclasses import dataclass
 import psycopg
 
 from merknera.store import Database
-from merknera.store.db import Connection, now
+from merknera.store.db import IDS, Connection, now
 
 log = logging.getLogger(__name__)
 
 CLAIM_EVERY = 1.0
 """Seconds between two looks for games without a live node, when no node says it made
 some (:meth:`Leases.offered`)."""
+
+FORGET_NODES = 7 * 24 * 3600.0
+"""Seconds after its last heartbeat that a node's row is deleted (one row per start)."""
 
 OFFERS = "merknera_offers"
 """The PostgreSQL channel on which a node says it made games for any node to play."""
@@ -93,8 +98,8 @@ class Leases:
     async def only_node(self) -> None:
         """This is the only node (SQLite): every lease of an earlier run ends now, so the
         games of a node that was killed resume at once."""
-        await self.db.write_one("UPDATE games SET lease_until = 0 WHERE status != 'FINISHED' "
-                                "AND lease_until IS NOT NULL")
+        await self.db.write_one("UPDATE games SET lease_until = 0 WHERE lease_until IS NOT NULL "
+                                "AND status IN ('PENDING', 'RUNNING')")
 
     # -- a runner's lease -----------------------------------------------------------------
 
@@ -104,7 +109,8 @@ class Leases:
             return True  # just taken by claim_many: no second write
         started, wall = time.monotonic(), time.time()
         taken = await self.db.write_one(
-            "UPDATE games SET node = ?, lease_until = ? WHERE id = ? AND status != 'FINISHED' "
+            "UPDATE games SET node = ?, lease_until = ? WHERE id = ? "
+            "AND status IN ('PENDING', 'RUNNING') "
             "AND (node IS NULL OR node = ? OR lease_until < ?)",
             (self.node, wall + self.seconds, game_id, self.node, wall))
         if taken:
@@ -116,8 +122,8 @@ class Leases:
         (oldest first).  Nodes claiming at the same time take different games: on
         PostgreSQL the rows another node is taking are skipped (``FOR UPDATE SKIP
         LOCKED``), not waited for."""
-        if limit <= 0:
-            return []
+        if limit <= 0 or not await self.claimable(1, ()):
+            return []  # nothing to take: no write (the look costs a read)
         started, wall = time.monotonic(), time.time()
         ids = await self.db.transaction(lambda conn: [row[0] for row in conn.execute(
             "UPDATE games SET node = ?, lease_until = ? WHERE id IN ("
@@ -140,6 +146,12 @@ class Leases:
 
         :raises LeaseLostError: when the lease is not this node's any more.
         """
+        if self.db.backend == "sqlite":
+            # One node to a file: nobody else takes a game, whatever a slow writer did
+            # to the renewals.
+            if game_id not in self._held:
+                raise LeaseLostError(f"game {game_id} is not leased to {self.node}")
+            return
         wanted = min(seconds, self.seconds / 2)
         while True:
             until = self._held.get(game_id)
@@ -173,7 +185,7 @@ class Leases:
         started, wall = time.monotonic(), time.time()
         held = len(self._held)
 
-        def work(conn: Connection) -> tuple[set[int], int]:
+        def work(conn: Connection) -> tuple[set[int], set[int], int]:
             conn.execute(
                 "INSERT INTO nodes (id, address, pid, started_at, seen_at, coordinator, games) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
@@ -181,23 +193,27 @@ class Leases:
                 "games = excluded.games",
                 (self.node, self.address, os.getpid(), self._started, wall,
                  int(self.coordinator), held))
-            renewed = {row[0] for row in conn.execute(
-                "UPDATE games SET lease_until = ? WHERE node = ? AND status != 'FINISHED' "
-                "RETURNING id", (wall + self.seconds, self.node))}
+            renewed: set[int] = {row[0] for row in conn.execute(
+                "UPDATE games SET lease_until = ? WHERE node = ? "
+                "AND status IN ('PENDING', 'RUNNING') RETURNING id",
+                (wall + self.seconds, self.node))}
+            # Games of this node that just finished are not lost; those another took are.
+            taken: set[int] = {row[0] for row in conn.execute(
+                f"SELECT id FROM games WHERE id IN {IDS} AND node != ?",  # noqa: S608
+                (json.dumps(sorted(set(self._held) - renewed)), self.node))}
             live = conn.execute("SELECT COUNT(*) FROM nodes WHERE seen_at >= ? "
                                 "AND stopped_at IS NULL", (wall - self.seconds,)).fetchone()[0]
-            return renewed, int(live)
+            conn.execute("DELETE FROM nodes WHERE seen_at < ?", (wall - FORGET_NODES,))
+            return renewed, taken, int(live)
 
-        renewed, self.live_nodes = await self.db.transaction(work)
-        lost = set()
+        renewed, taken, self.live_nodes = await self.db.transaction(work)
         for game_id in list(self._held):
             if game_id in renewed:
                 self._held[game_id] = started + self.seconds
-            else:
-                lost.add(game_id)
+            elif game_id in taken:
                 del self._held[game_id]
         self._renewed.set()
-        return lost
+        return taken
 
     async def claimable(self, limit: int, running: Iterable[int], *,
                         own: bool = False) -> list[int]:
@@ -217,7 +233,7 @@ class Leases:
 
         def work(conn: Connection) -> None:
             conn.execute("UPDATE games SET lease_until = 0 WHERE node = ? "
-                         "AND status != 'FINISHED'", (self.node,))
+                         "AND status IN ('PENDING', 'RUNNING')", (self.node,))
             conn.execute("UPDATE nodes SET stopped_at = ?, coordinator = 0, games = 0 "
                          "WHERE id = ?", (now(), self.node))
 
@@ -273,8 +289,10 @@ class Leases:
                     await conn.execute(f"LISTEN {OFFERS}")
                     pause = 0.5
                     async for note in conn.notifies():
-                        with contextlib.suppress(ValueError):
-                            self.offered(int(note.payload))
+                        sender, _, count = note.payload.rpartition(" ")
+                        if sender != self.node:  # its own offers it knows already
+                            with contextlib.suppress(ValueError):
+                                self.offered(int(count))
             except Exception as exc:
                 log.warning("node %s: not hearing offered games (%s); trying again",
                             self.node, exc)

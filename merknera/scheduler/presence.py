@@ -63,6 +63,8 @@ class Presence:
         self._touched: set[int] = set()
         self._writes: set[asyncio.Task[None]] = set()
         self._loop_task: asyncio.Task[None] | None = None
+        self._changes = 0
+        """Counts this node's own changes to the directory (see :meth:`refresh`)."""
 
     async def start(self, *, alone: bool = True) -> None:
         """Load the current bots.
@@ -97,10 +99,21 @@ class Presence:
             entry.next_ping = entry.last_heard + self._config.ping_interval
         return entry
 
+    def learn(self, bot: Bot) -> None:
+        """A current bot read from the store that this node does not know yet (registered
+        at another node since the last :meth:`refresh`): known from now on, as stored."""
+        if bot.id not in self._bots and bot.status in (BotStatus.ONLINE, BotStatus.OFFLINE):
+            self._changes += 1
+            self._learn(bot)
+
     async def refresh(self) -> None:
         """Take the store's word for what other nodes changed: bots registered, retired,
-        or found online or offline there."""
+        or found online or offline there.  A read that this node's own changes overtook
+        (a registration here while it ran) is dropped: the next one has them."""
+        changes = self._changes
         stored = {bot.id: bot for bot in await bots.current(self._db)}
+        if changes != self._changes:
+            return
         for bot_id in [bot_id for bot_id in self._bots if bot_id not in stored]:
             self.retired([bot_id])
         for bot_id, bot in stored.items():
@@ -108,11 +121,17 @@ class Presence:
             if entry is None:
                 self._learn(bot)
                 continue
+            if _registration(bot) != _registration(entry.bot):
+                # A new endpoint or secret; the same object otherwise, so that a ping
+                # under way is not taken for one made before a registration.
+                entry.bot = dataclasses.replace(
+                    bot, self_name=entry.bot.self_name or bot.self_name)
             online = bot.status is BotStatus.ONLINE
-            entry.bot = dataclasses.replace(bot, self_name=entry.bot.self_name or bot.self_name)
-            # The pinger's node knows better than the store, where its word may be on
-            # its way (written in the background).
-            if self._loop_task is None and online != entry.recorded_online:
+            if self._loop_task is not None:
+                # The pinger's node keeps its belief, and writes it again at its next
+                # ping if another node stored something else meanwhile.
+                entry.recorded_online = online
+            elif online != entry.recorded_online:
                 entry.recorded_online = online
                 if online:
                     entry.last_heard = time.monotonic()
@@ -144,6 +163,7 @@ class Presence:
 
     def registered(self, bot: Bot) -> None:
         """A bot (re-)registered just now: online (as stored), with this endpoint and secret."""
+        self._changes += 1
         entry = self._bots.get(bot.id)
         if entry is None:
             entry = self._bots[bot.id] = _Liveness(bot, recorded_online=True)
@@ -155,6 +175,7 @@ class Presence:
 
     def retired(self, bot_ids: list[int]) -> None:
         """These bots were superseded or disabled: forget them."""
+        self._changes += 1
         for bot_id in bot_ids:
             entry = self._bots.pop(bot_id, None)
             if entry is not None:
@@ -170,6 +191,7 @@ class Presence:
 
     def restored(self, bot: Bot) -> None:
         """A disabled bot was enabled again: ping it and play it once it answers."""
+        self._changes += 1
         self._bots.setdefault(bot.id, _Liveness(bot, recorded_online=False))
 
     def is_online(self, bot_id: int) -> bool:
@@ -319,3 +341,8 @@ class Presence:
     async def _flush_seen(self) -> None:
         touched, self._touched = sorted(self._touched), set()
         await bots.touch(self._db, touched)
+
+
+def _registration(bot: Bot) -> tuple[object, ...]:
+    """What a registration changes about a bot: how it is reached and what it is called."""
+    return (bot.name, bot.version, bot.endpoint, bot.secret, bot.protocol)

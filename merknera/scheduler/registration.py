@@ -221,10 +221,19 @@ def _suspended(user: users.User) -> RegistrationError:
         "no bot of theirs may register")
 
 
+REGISTRATION_LOCK = 0x6D726B67  # "mrkg"
+"""The advisory lock that puts the registrations of every node in a line."""
+
+
 def _register(conn: Connection, request: RegistrationRequest, game: AnyGame,
               secret: str, stamp: str, settings: dict[str, JSON],
               max_names: int) -> _Registered:
     """The registration's one transaction (on the store's writer thread)."""
+    # Nodes on one PostgreSQL database register at the same time: one registration at a
+    # time (a lock held to the end of the transaction), so that the checks below (the
+    # name's owner, look-alike names, the owner's names) and the round robin see every
+    # registration before them, as on SQLite's one writer.
+    conn.execute(f"SELECT 1 /*pg: , pg_advisory_xact_lock({REGISTRATION_LOCK})*/")
     user = users.user_for_token(conn, request.token)
     if user is None:
         raise _unknown_token(request.token)
@@ -346,8 +355,9 @@ def _reregister(conn: Connection, same: Bot, request: RegistrationRequest,
 
 def _schedule_round_robin(conn: Connection, newcomer: Bot, max_seats: int,
                           settings: dict[str, JSON]) -> list[int]:
-    # The stored status is read inside the transaction, so two bots registering at the
-    # same moment see each other.  It means "answered this process": see Presence.start.
+    # The stored status is read inside the transaction (one registration at a time, on
+    # every node: see _register), so two bots registering at the same moment see each
+    # other.  It means "answered a running node": see Presence.start.
     opponents = {b.id: b for b in bots.opponents(conn, newcomer.game, newcomer.name)}
     names = {**{b.id: b.name for b in opponents.values()}, newcomer.id: newcomer.name}
     created = []

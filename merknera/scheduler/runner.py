@@ -70,7 +70,8 @@ class _Answer(enum.Enum):
 _NEW_GAME_TRIES = 3
 RESOURCE_PAUSES = (0.5, 1.0, 2.0, 4.0, 8.0)
 """Seconds between the tries of a call the platform could not make for want of its own
-descriptors or memory (about 15 s in all; then the runner leaves the game to the sweeper)."""
+descriptors or memory (about 15 s in all; then the runner leaves the game to the claim
+loop)."""
 
 
 class GameRunner:
@@ -94,7 +95,7 @@ class GameRunner:
             log.warning("%s; its runner here stops", exc)
         except PlatformResourceError as exc:
             # The platform, not a bot, is short of descriptors or memory: the game stays as
-            # stored, for the sweeper to start again from its moves (nobody forfeits).
+            # stored, for the claim loop to start again from its moves (nobody forfeits).
             log.warning("game %d: %s; it goes on from its stored moves later",
                         self._game_id, exc)
         except Exception as exc:
@@ -119,8 +120,10 @@ class GameRunner:
         known = {seat.bot_id: bot for seat in record.seats
                  if (bot := arena.presence.bot(seat.bot_id)) is not None}
         missing = [seat.bot_id for seat in record.seats if seat.bot_id not in known]
-        if missing:
+        if missing:  # those current here too: registered at another node just now
             known.update(await bots.get_many(arena.db, missing))
+            for bot in (known[bot_id] for bot_id in missing if bot_id in known):
+                arena.presence.learn(bot)
         seated: list[Bot] = []
         for seat in record.seats:
             if seat.bot_id not in known:
@@ -471,7 +474,7 @@ class GameRunner:
     async def _asking(self, call: Callable[[], Awaitable[CallResult]]) -> CallResult:
         """Make a call to a bot, waiting (without a place in play) while the platform is
         short of descriptors or memory; the last try's PlatformResourceError stops the
-        runner, and the game waits for the sweeper (see :meth:`run`)."""
+        runner, and the game waits for the claim loop (see :meth:`run`)."""
         for pause in RESOURCE_PAUSES:
             try:
                 return await call()
@@ -495,4 +498,3 @@ class GameRunner:
         if self._holding_slot:
             self._holding_slot = False
             self._arena.slots.release(self._owners)
-

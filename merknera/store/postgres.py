@@ -4,7 +4,9 @@ The store's queries are short synchronous functions of a connection (:mod:`.db`)
 connection here is a synchronous psycopg connection with a thread of its own, exactly as
 aiosqlite gives SQLite's: a work's several statements cost one trip to the thread and
 never wait on the event loop.  What needs the event loop (the node's session: leases,
-advisory locks, ``LISTEN``) uses psycopg's asyncio connection (:mod:`merknera.cluster`).
+advisory locks, ``LISTEN``) uses psycopg's asyncio connection
+(:mod:`merknera.scheduler.coordinator`, :mod:`merknera.scheduler.leases`,
+:mod:`merknera.relay`).
 
 The store's SQL is SQLite's; :func:`translate` makes it PostgreSQL's once per statement:
 placeholders (``?`` and ``:name``), ``json_each`` over a JSON array of ids,
@@ -15,7 +17,9 @@ locks).  Everything else is written in the SQL both databases speak.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+import logging
 import re
 import urllib.parse
 from collections.abc import Callable, Iterable, Sequence
@@ -31,6 +35,7 @@ from psycopg.types.numeric import FloatLoader
 from merknera.store.db import Database, Dialect, Params, StoreError, migrations, split_statements
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 MIGRATION_LOCK = 0x6D65726B  # "merk"
 """The advisory lock that keeps two nodes starting at once from both migrating."""
@@ -129,14 +134,20 @@ class PgRow(tuple[Any, ...]):
         return list(self._names)
 
 
+@functools.lru_cache(maxsize=1024)
+def _row_class(names: tuple[str, ...]) -> type[PgRow]:
+    # One class per shape of result (the store's queries are constants): the first of
+    # two equal names wins, as in sqlite3.Row.
+    return type("Row", (PgRow,), {"_index": {name: i for i, name in
+                                             reversed(list(enumerate(names)))},
+                                  "_names": list(names)})
+
+
 def _rows(cursor: psycopg.Cursor[Any]) -> RowMaker[PgRow]:
-    names = [column.name for column in cursor.description or ()]
-    row_class = type("Row", (PgRow,), {"_index": {name: i for i, name in
-                                                  reversed(list(enumerate(names)))},
-                                       "_names": names})
+    row_class = _row_class(tuple(column.name for column in cursor.description or ()))
 
     def make(values: Sequence[Any]) -> PgRow:
-        return row_class(values)  # type: ignore[no-any-return]
+        return row_class(values)
     return make
 
 
@@ -175,9 +186,16 @@ def connect_sync(url: str) -> PgConnection:
 
 
 class PgLink:
-    """A synchronous connection on a thread of its own, as a :class:`~.db.Link`."""
+    """A synchronous connection on a thread of its own, as a :class:`~.db.Link`.
 
-    def __init__(self, conn: PgConnection, thread: ThreadPoolExecutor) -> None:
+    A connection the server closed (a restart, a fail-over, an idle connection killed) is
+    made again before the next work: the work that met the closed connection fails (a
+    write's batch is retried by its caller, or a game goes on from its stored moves), the
+    ones after it do not.
+    """
+
+    def __init__(self, url: str, conn: PgConnection, thread: ThreadPoolExecutor) -> None:
+        self.url = url
         self.conn = conn
         self._thread = thread
 
@@ -190,15 +208,23 @@ class PgLink:
         except BaseException:
             thread.shutdown(wait=False)
             raise
-        return cls(conn, thread)
+        return cls(url, conn, thread)
+
+    def _call(self, work: Callable[..., T], *args: Any) -> T:
+        if self.conn.raw.closed or self.conn.raw.broken:
+            log.warning("a connection to %s was lost; connecting again", redacted(self.url))
+            with contextlib.suppress(psycopg.Error):
+                self.conn.raw.close()
+            self.conn = connect_sync(self.url)
+        return work(self.conn, *args)
 
     async def run(self, work: Callable[..., T], *args: Any) -> T:
         """Run ``work(connection, *args)`` on the connection's thread."""
         return await asyncio.get_running_loop().run_in_executor(
-            self._thread, functools.partial(work, self.conn, *args))
+            self._thread, functools.partial(self._call, work, *args))
 
     async def close(self) -> None:
-        await self.run(lambda conn: conn.raw.close())
+        await asyncio.get_running_loop().run_in_executor(self._thread, self.conn.raw.close)
         self._thread.shutdown(wait=True)
 
 
