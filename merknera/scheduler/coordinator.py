@@ -15,6 +15,7 @@ registrations, the pinger's findings).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -115,6 +116,7 @@ class Coordinator:
                                 row = await cursor.fetchone()
                                 if row is not None and row[0]:
                                     self._take()
+                                    await self._leases.announce()
                             else:  # the lock lives while this connection does
                                 await conn.execute("SELECT 1")
                         try:
@@ -130,4 +132,6 @@ class Coordinator:
                 log.warning("node %s: the coordinator's connection failed (%s); trying "
                             "again", self._leases.node, exc)
             await self._resign()
+            with contextlib.suppress(Exception):  # the store may be what failed
+                await self._leases.announce()
             await asyncio.sleep(every)

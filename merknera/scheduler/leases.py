@@ -215,6 +215,12 @@ class Leases:
         self._renewed.set()
         return taken
 
+    async def announce(self) -> None:
+        """Store at once whether this node coordinates (``GET /api/nodes`` says so before
+        the next heartbeat)."""
+        await self.db.write_one("UPDATE nodes SET coordinator = ? WHERE id = ?",
+                                (int(self.coordinator), self.node))
+
     async def claimable(self, limit: int, running: Iterable[int], *,
                         own: bool = False) -> list[int]:
         """Unfinished games that no live node plays (oldest first), or that this node
