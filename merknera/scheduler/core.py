@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from merknera.scheduler.arena import Arena
 from merknera.scheduler.leases import OFFERS
 from merknera.scheduler.runner import GameRunner
+from merknera.store import nodes
 
 log = logging.getLogger(__name__)
 
@@ -64,10 +65,8 @@ class Scheduler:
         leases = self.arena.leases
         if leases.live_nodes <= 1:
             return self.room()
-        unfinished = await self.arena.db.fetchval(
-            "SELECT COUNT(*) FROM games WHERE status IN ('PENDING', 'RUNNING') "
-            "AND handle IS NULL")
-        return max(0, self.arena.config.concurrency * leases.live_nodes - int(unfinished))
+        unfinished = await nodes.unfinished_count(self.arena.db)
+        return max(0, self.arena.config.concurrency * leases.live_nodes - unfinished)
 
     async def offer(self, game_ids: list[int]) -> None:
         """New games for whichever node has room: with one node, started here; with
@@ -79,8 +78,7 @@ class Scheduler:
             self.submit(game_ids)
         elif game_ids:
             leases.offered(len(game_ids))
-            await self.arena.db.write_one(f"SELECT pg_notify('{OFFERS}', ?)",
-                                          (f"{leases.node} {len(game_ids)}",))
+            await nodes.notify(self.arena.db, OFFERS, f"{leases.node} {len(game_ids)}")
 
     def _lost(self, game_ids: set[int]) -> None:
         task = asyncio.create_task(self.cancel(game_ids))

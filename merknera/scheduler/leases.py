@@ -20,19 +20,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import secrets
 import socket
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 import psycopg
 
-from merknera.store import Database
-from merknera.store.db import IDS, Connection, now
+from merknera.store import Database, nodes
+from merknera.store.db import now
+from merknera.store.nodes import NodeView
 
 log = logging.getLogger(__name__)
 
@@ -47,27 +46,8 @@ OFFERS = "merknera_offers"
 """The PostgreSQL channel on which a node says it made games for any node to play."""
 
 
-_CLAIMABLE = ("SELECT id FROM games WHERE status IN ('PENDING', 'RUNNING') "
-              "AND (node IS NULL OR lease_until < ? OR node = ?) ORDER BY id LIMIT ?")
-_OWN = ("SELECT id FROM games WHERE status IN ('PENDING', 'RUNNING') AND node = ? "
-        "ORDER BY id LIMIT ?")
-
-
 class LeaseLostError(Exception):
     """Another node plays the game now: its runner stops without a word to the bots."""
-
-
-@dataclass(frozen=True)
-class NodeView:
-    """A live node as ``GET /api/nodes`` shows it."""
-
-    id: str
-    address: str
-    pid: int
-    started_at: str
-    seen_at: float
-    coordinator: bool
-    games: int
 
 
 def node_name(address: str) -> str:
@@ -98,8 +78,7 @@ class Leases:
     async def only_node(self) -> None:
         """This is the only node (SQLite): every lease of an earlier run ends now, so the
         games of a node that was killed resume at once."""
-        await self.db.write_one("UPDATE games SET lease_until = 0 WHERE lease_until IS NOT NULL "
-                                "AND status IN ('PENDING', 'RUNNING')")
+        await nodes.end_every_lease(self.db)
 
     # -- a runner's lease -----------------------------------------------------------------
 
@@ -108,14 +87,10 @@ class Leases:
         if self._held.get(game_id, 0.0) > time.monotonic() + self.seconds / 2:
             return True  # just taken by claim_many: no second write
         started, wall = time.monotonic(), time.time()
-        taken = await self.db.write_one(
-            "UPDATE games SET node = ?, lease_until = ? WHERE id = ? "
-            "AND status IN ('PENDING', 'RUNNING') "
-            "AND (node IS NULL OR node = ? OR lease_until < ?)",
-            (self.node, wall + self.seconds, game_id, self.node, wall))
+        taken = await nodes.claim(self.db, game_id, self.node, wall, wall + self.seconds)
         if taken:
             self._held[game_id] = started + self.seconds
-        return taken > 0
+        return taken
 
     async def claim_many(self, limit: int) -> list[int]:
         """Take the leases of up to ``limit`` unfinished games that no live node plays
@@ -125,15 +100,10 @@ class Leases:
         if limit <= 0 or not await self.claimable(1, ()):
             return []  # nothing to take: no write (the look costs a read)
         started, wall = time.monotonic(), time.time()
-        ids = await self.db.transaction(lambda conn: [row[0] for row in conn.execute(
-            "UPDATE games SET node = ?, lease_until = ? WHERE id IN ("
-            "SELECT id FROM games WHERE status IN ('PENDING', 'RUNNING') "
-            "AND (node IS NULL OR (node != ? AND lease_until < ?)) ORDER BY id LIMIT ? "
-            "/*pg: FOR UPDATE SKIP LOCKED*/) RETURNING id",
-            (self.node, wall + self.seconds, self.node, wall, limit))])
+        ids = await nodes.claim_many(self.db, self.node, wall, wall + self.seconds, limit)
         for game_id in ids:
             self._held[game_id] = started + self.seconds
-        return sorted(ids)
+        return ids
 
     def offered(self, count: int) -> None:
         """``count`` new games wait for a node (made here, or told by another node): the
@@ -183,30 +153,10 @@ class Leases:
     async def heartbeat(self) -> set[int]:
         """Renew this node's leases and heartbeat; the games whose lease it lost."""
         started, wall = time.monotonic(), time.time()
-        held = len(self._held)
-
-        def work(conn: Connection) -> tuple[set[int], set[int], int]:
-            conn.execute(
-                "INSERT INTO nodes (id, address, pid, started_at, seen_at, coordinator, games) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
-                "seen_at = excluded.seen_at, coordinator = excluded.coordinator, "
-                "games = excluded.games",
-                (self.node, self.address, os.getpid(), self._started, wall,
-                 int(self.coordinator), held))
-            renewed: set[int] = {row[0] for row in conn.execute(
-                "UPDATE games SET lease_until = ? WHERE node = ? "
-                "AND status IN ('PENDING', 'RUNNING') RETURNING id",
-                (wall + self.seconds, self.node))}
-            # Games of this node that just finished are not lost; those another took are.
-            taken: set[int] = {row[0] for row in conn.execute(
-                f"SELECT id FROM games WHERE id IN {IDS} AND node != ?",  # noqa: S608
-                (json.dumps(sorted(set(self._held) - renewed)), self.node))}
-            live = conn.execute("SELECT COUNT(*) FROM nodes WHERE seen_at >= ? "
-                                "AND stopped_at IS NULL", (wall - self.seconds,)).fetchone()[0]
-            conn.execute("DELETE FROM nodes WHERE seen_at < ?", (wall - FORGET_NODES,))
-            return renewed, taken, int(live)
-
-        renewed, taken, self.live_nodes = await self.db.transaction(work)
+        beat = await nodes.beat(self.db, nodes.Beat(
+            self.node, self.address, os.getpid(), self._started, wall, wall + self.seconds,
+            self.coordinator, list(self._held), wall - self.seconds, wall - FORGET_NODES))
+        renewed, taken, self.live_nodes = beat.renewed, beat.taken, beat.live_nodes
         for game_id in list(self._held):
             if game_id in renewed:
                 self._held[game_id] = started + self.seconds
@@ -218,8 +168,7 @@ class Leases:
     async def announce(self) -> None:
         """Store at once whether this node coordinates (``GET /api/nodes`` says so before
         the next heartbeat)."""
-        await self.db.write_one("UPDATE nodes SET coordinator = ? WHERE id = ?",
-                                (int(self.coordinator), self.node))
+        await nodes.set_coordinator(self.db, self.node, self.coordinator)
 
     async def claimable(self, limit: int, running: Iterable[int], *,
                         own: bool = False) -> list[int]:
@@ -229,21 +178,13 @@ class Leases:
             return []
         running = set(running)
         wanted = limit + len(running)
-        rows = await (self.db.fetchall(_OWN, (self.node, wanted)) if own else
-                      self.db.fetchall(_CLAIMABLE, (time.time(), self.node, wanted)))
-        return [row[0] for row in rows if row[0] not in running][:limit]
+        found = await nodes.claimable(self.db, self.node, time.time(), wanted, own=own)
+        return [game_id for game_id in found if game_id not in running][:limit]
 
     async def stopped(self) -> None:
         """This node stops: its leases end now, so other nodes take its games at once."""
         held, self._held = self.holds(), {}
-
-        def work(conn: Connection) -> None:
-            conn.execute("UPDATE games SET lease_until = 0 WHERE node = ? "
-                         "AND status IN ('PENDING', 'RUNNING')", (self.node,))
-            conn.execute("UPDATE nodes SET stopped_at = ?, coordinator = 0, games = 0 "
-                         "WHERE id = ?", (now(), self.node))
-
-        await self.db.transaction(work)
+        await nodes.stopped(self.db, self.node, now())
         log.info("node %s stopped; its %d games go to other nodes", self.node, len(held))
 
     async def run(self, running: Callable[[], list[int]], room: Callable[[], int],
@@ -308,9 +249,4 @@ class Leases:
 
 async def live_nodes(db: Database, seconds: float) -> list[NodeView]:
     """Nodes that sent a heartbeat within ``seconds`` and have not stopped."""
-    rows = await db.fetchall(
-        "SELECT id, address, pid, started_at, seen_at, coordinator, games FROM nodes "
-        "WHERE seen_at >= ? AND stopped_at IS NULL ORDER BY started_at, id",
-        (time.time() - seconds,))
-    return [NodeView(row[0], row[1], row[2], row[3], row[4], bool(row[5]), row[6])
-            for row in rows]
+    return await nodes.live(db, time.time() - seconds)

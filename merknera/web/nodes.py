@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from aiohttp import web
 
 from merknera.scheduler.leases import Leases, live_nodes
+from merknera.store import nodes as node_store
 
 LEASES_KEY: web.AppKey[Callable[[], Leases]] = web.AppKey("leases")
 """This node's leases (known once the platform has started)."""
@@ -26,12 +27,7 @@ async def nodes(request: web.Request) -> web.Response:
     pinging), and the games it plays."""
     leases = request.app[LEASES_KEY]()
     found = await live_nodes(leases.db, leases.seconds)
-    rows = await leases.db.fetchall(
-        "SELECT node, id FROM games WHERE status IN ('PENDING', 'RUNNING') "
-        "AND node IS NOT NULL AND lease_until >= ? ORDER BY id", (time.time(),))
-    playing: dict[str, list[int]] = {}
-    for row in rows:
-        playing.setdefault(row[0], []).append(row[1])
+    playing = await node_store.playing(leases.db, time.time())
     return web.json_response({
         "this": leases.node,
         "lease_seconds": leases.seconds,
