@@ -1,6 +1,6 @@
 """One node to a SQLite file: a second ``merknera serve`` on the file is refused at start-up,
-naming the file and the node that serves it, and the first goes on; once the first is
-killed (SIGKILL: nothing cleans up), a new node starts on the file."""
+naming the file, the node that serves it and the way to several nodes, and the first goes
+on; once the first is killed (SIGKILL: nothing cleans up), a new node starts on the file."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ async def test_a_second_node_on_a_sqlite_file_is_refused(e2e: E2E) -> None:
     assert code == 1, err
     assert f"{e2e.db} is served already (merknera serve, pid {first.child.pid}" in err, err
     assert "a SQLite file serves one node" in err, err
+    assert "db copy --from FILE --to postgresql://" in err, err  # the way to several nodes
     assert (await e2e.get("/api/bots"))["bots"] == []  # the first serves on
     await e2e.kill_platform()
     again = await e2e.start_platform()
