@@ -9,23 +9,35 @@ Runs instantly-answering bots in a second process (bench/fastbot.py) on loopback
 
 and prints both rates in calls (moves) per second and their ratio.  Target: >= 0.5.
 
+With ``--registration`` it also measures the platform as a new user meets it: ``merknera
+serve`` in a process of its own, and ``--reg-bots`` (20) of those bots registering one
+after another over ``/rpc``; Merknera's registration round robin then plays every pair
+twice (380 games for 20 bots), and the rate counts from the first registration to the
+last result stored, against the bare rate of one aiohttp client.  Target: >= 0.5.
+
 A tic-tac-toe game between these bots is 7 moves but 11 calls (NewGame and Complete to
 both seats), so a referee that cost nothing would reach 7/11 = 0.64 of the bare rate; the
 script prints that ceiling and the CPU time each side used.
 
     .venv/bin/python bench/referee.py [--bots 8] [--games 600] [--concurrency 32]
+        [--registration [--reg-bots 20]]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import secrets
+import sqlite3
 import statistics
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
+
+import aiohttp
 
 from merknera.app import Platform
 from merknera.botclient import BotClient
@@ -92,6 +104,72 @@ async def platform_rate(config: Config, urls: list[str],
         await platform.stop()
 
 
+REPO = Path(__file__).resolve().parent.parent
+LISTENING = re.compile(r"^Merknera listening on (http://\S+) ")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (``/proc/<pid>/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / 100  # utime, stime in clock ticks
+
+
+async def registration_rate(tmp: Path, urls: list[str],
+                            concurrency: int) -> tuple[float, int, int, float, float]:
+    """The registration round robin of ``urls`` on ``merknera serve`` in its own process:
+    moves per second from the first registration to the last result, the moves, the
+    games, the platform's CPU seconds per move, and the seconds the registrations took."""
+    db = tmp / "registration.db"
+    made = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "merknera", "user", "add", "bench", "--db", str(db), cwd=tmp,
+        stdout=asyncio.subprocess.PIPE)
+    token = (await made.communicate())[0].decode().strip().splitlines()[-1]
+    serve = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "merknera", "serve", "--db", str(db), "--host", "127.0.0.1",
+        "--port", "0", "--log-level", "WARNING", "--concurrency", str(concurrency),
+        # One author owns every bot here, as in the direct mode: its fair share is the
+        # whole platform, and its registrations are not paced.
+        "--max-games-per-owner", str(concurrency), "--registration-burst", str(len(urls)),
+        cwd=tmp, stdout=asyncio.subprocess.PIPE)
+    try:
+        assert serve.stdout is not None
+        match = LISTENING.match((await serve.stdout.readline()).decode())
+        assert match, "merknera serve did not start"
+        rpc = f"{match.group(1)}/rpc"
+        expected = len(urls) * (len(urls) - 1)
+        async with aiohttp.ClientSession() as session:
+            cpu, started = cpu_seconds(serve.pid), time.time()
+            for number, url in enumerate(urls):
+                async with session.post(rpc, json={
+                        "jsonrpc": "2.0", "id": number, "method": "RegistrationService.Register",
+                        "params": {"token": token, "botname": f"fast{number}", "botversion": "1",
+                                   "game": "TICTACTOE", "rpcendpoint": url}}) as response:
+                    reply = await response.json()
+                    assert "result" in reply, reply
+            registered = time.time() - started
+        store = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
+        try:
+            # Another process writes the file: polled (its finish stamps give the end).
+            while store.execute("SELECT COUNT(*) FROM games WHERE status = 'FINISHED'"  # noqa: ASYNC110
+                                ).fetchone()[0] < expected:
+                await asyncio.sleep(0.02)
+            cpu = cpu_seconds(serve.pid) - cpu
+            last = store.execute("SELECT MAX(finished_at) FROM games").fetchone()[0]
+            moves, faults = store.execute(
+                "SELECT COUNT(move), COUNT(fault) FROM moves").fetchone()
+            games_played = store.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+        finally:
+            store.close()
+        assert faults == 0, f"{faults} faulty moves"
+        assert games_played == expected, f"{games_played} games, not {expected}"
+        # The end is the last result's own stamp, not when this loop happened to look.
+        elapsed = datetime.fromisoformat(last.replace("Z", "+00:00")).timestamp() - started
+        return moves / elapsed, moves, games_played, cpu / moves, registered
+    finally:
+        serve.terminate()
+        await serve.wait()
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bots", type=int, default=8)
@@ -100,15 +178,20 @@ async def main() -> None:
     parser.add_argument("--rounds", type=int, default=3,
                         help="rounds of both measurements; medians are printed (this machine "
                              "is a shared VM whose speed varies from run to run)")
+    parser.add_argument("--registration", action="store_true",
+                        help="also measure the registration round robin, as a new user would")
+    parser.add_argument("--reg-bots", type=int, default=20,
+                        help="bots registering in the registration mode")
     args = parser.parse_args()
     bots = await asyncio.create_subprocess_exec(
-        sys.executable, str(Path(__file__).with_name("fastbot.py")), str(args.bots),
+        sys.executable, str(Path(__file__).with_name("fastbot.py")),
+        str(max(args.bots, args.reg_bots if args.registration else 0)),
         stdout=asyncio.subprocess.PIPE)
     try:
         assert bots.stdout is not None
         ports = (await bots.stdout.readline()).decode().split()
         urls = [f"http://127.0.0.1:{port}/rpc" for port in ports]
-        bares, platforms = [], []
+        bares, platforms, registrations = [], [], []
         with tempfile.TemporaryDirectory() as tmp:
             moves_per_game = 7  # first-empty vs first-empty: X wins on the 7th move
             for round_number in range(args.rounds):
@@ -116,9 +199,14 @@ async def main() -> None:
                 config = Config(db=str(Path(tmp) / f"bench-{round_number}.db"),
                                 concurrency=args.concurrency,
                                 max_games_per_owner=args.concurrency, log_level="WARNING")
-                bares.append(await bare_rate(config, urls, args.games * moves_per_game,
-                                             args.concurrency))
-                platforms.append(await platform_rate(config, urls, args.games))
+                bares.append(await bare_rate(config, urls[:args.bots],
+                                             args.games * moves_per_game, args.concurrency))
+                platforms.append(await platform_rate(config, urls[:args.bots], args.games))
+                if args.registration:
+                    run = Path(tmp) / f"registration-{round_number}"
+                    run.mkdir()
+                    registrations.append(await registration_rate(
+                        run, urls[:args.reg_bots], args.concurrency))
     finally:
         bots.terminate()
         await bots.wait()
@@ -137,6 +225,18 @@ async def main() -> None:
     print(f"ratio platform / bare:              {statistics.median(ratios):8.2f}  "
           f"(target >= 0.50; ceiling with a free referee {7 / 11:.2f}; "
           f"rounds: {', '.join(f'{r:.2f}' for r in ratios)})")
+    if registrations:
+        reg_rate = statistics.median(r[0] for r in registrations)
+        _, reg_moves, reg_games, _, _ = registrations[0]
+        reg_cpu = statistics.median(r[3] for r in registrations)
+        took = statistics.median(r[4] for r in registrations)
+        reg_ratios = [r[0] / b[0] for r, b in zip(registrations, bares, strict=True)]
+        print(f"registration round robin:           {reg_rate:8.0f} moves/s ({args.reg_bots} "
+              f"bots registering over /rpc in {took:.2f} s, {reg_games} games, "
+              f"{reg_moves} moves; merknera serve in its own process, "
+              f"{reg_cpu * 1e6:.0f} us CPU per move)")
+        print(f"ratio registration / bare:          {statistics.median(reg_ratios):8.2f}  "
+              f"(target >= 0.50; rounds: {', '.join(f'{r:.2f}' for r in reg_ratios)})")
 
 
 if __name__ == "__main__":
