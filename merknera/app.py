@@ -28,7 +28,7 @@ from merknera.scheduler.coordinator import Coordinator, Duty
 from merknera.scheduler.core import Scheduler
 from merknera.scheduler.discipline import Discipline
 from merknera.scheduler.ladder import Ladder
-from merknera.scheduler.leases import Leases, live_nodes, node_name
+from merknera.scheduler.leases import OFFERS, Leases, live_nodes, node_name
 from merknera.scheduler.presence import Presence
 from merknera.scheduler.readiness import Readiness, ReadyService
 from merknera.scheduler.registration import Registrar
@@ -149,6 +149,7 @@ class Platform:
             alone = not await live_nodes(self._db, self.config.lease_seconds)
             # Live pages here follow the games that other nodes run.
             self.relay = EventRelay(self.config.db, self.leases.node, self.events)
+            self.relay.on(OFFERS, self.leases.notified)  # games other nodes offer
             await self.relay.start()
         arena = Arena(self.config, self._db, seats, presence, self.events,
                       Notifier(seats, self.config.notify_timeout, self.config.notify_timeout),

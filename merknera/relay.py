@@ -19,6 +19,9 @@ costs only a little delay, and the relay loses some rather than ever block or ra
   node may hear those events twice.
 
 Each node's events arrive in the order it published them.
+
+The listening connection serves other channels too (:meth:`EventRelay.on`: the games the
+coordinator offers to every node), so that a node keeps one connection that listens.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import dataclasses
 import enum
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
@@ -75,6 +79,7 @@ class EventRelay:
         self.url = url
         self.node = node
         self.bus = bus
+        self._channels: dict[str, Callable[[str], None]] = {CHANNEL: self._receive}
         self._queue: collections.deque[Event] = collections.deque(maxlen=QUEUE_LIMIT)
         self._dropped = 0
         self._queued = asyncio.Event()
@@ -89,6 +94,11 @@ class EventRelay:
     def backend_pid(self) -> int | None:
         """The server process of the listening connection; None while it reconnects."""
         return None if self._listener is None else self._listener.info.backend_pid
+
+    def on(self, channel: str, handler: Callable[[str], None]) -> None:
+        """Hand the payloads of another channel's notifications to ``handler`` (before
+        :meth:`start`; it must return at once and not raise)."""
+        self._channels[channel] = handler
 
     async def start(self) -> None:
         """Connect, listen, and start relaying this node's events.
@@ -205,7 +215,8 @@ class EventRelay:
     async def _listen(self) -> psycopg.AsyncConnection[Any]:
         connection = await _connect(self.url)
         try:
-            await connection.execute(f"LISTEN {CHANNEL}")
+            for channel in self._channels:
+                await connection.execute(f"LISTEN {channel}")
         except BaseException:
             await connection.close()
             raise
@@ -231,7 +242,7 @@ class EventRelay:
             try:
                 async with contextlib.aclosing(self._listener.notifies()) as notifies:
                     async for notify in notifies:
-                        self._receive(notify.payload)
+                        self._channels[notify.channel](notify.payload)
             except Exception as exc:  # nothing may end the relay
                 log.warning("event relay: the listening connection to %s dropped (%s); "
                             "reconnecting in %.1f s", redacted(self.url), exc, delay,

@@ -205,3 +205,23 @@ async def test_a_notification_that_is_no_event_is_ignored(nodes: Nodes) -> None:
 async def test_a_bus_has_one_relay(nodes: Nodes) -> None:
     with pytest.raises(RuntimeError):
         await EventRelay(nodes.url, "c", nodes.a.bus).start()
+
+
+async def test_another_channel_is_heard_on_the_same_listening_connection(
+        postgres: Cluster) -> None:
+    url = postgres.new_database()
+    heard: asyncio.Queue[str] = asyncio.Queue()
+    relay = EventRelay(url, "a", EventBus())
+    relay.on("merknera_offers", heard.put_nowait)
+    await relay.start()
+    try:
+        postgres.psql("SELECT pg_notify('merknera_offers', 'node-b 3')",
+                      database=url.rsplit("/", 1)[1])
+        async with asyncio.timeout(WAIT):
+            assert await heard.get() == "node-b 3"
+        # One connection listens to both channels (the other one sends).
+        listening = postgres.psql("SELECT count(*) FROM pg_stat_activity WHERE query LIKE "
+                                  "'LISTEN%'", database=url.rsplit("/", 1)[1])
+        assert listening == "1"
+    finally:
+        await relay.stop()

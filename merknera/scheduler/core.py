@@ -33,7 +33,6 @@ class Scheduler:
         self._stopping = False
         self._sweeper: asyncio.Task[None] | None = None
         self._cancelling: set[asyncio.Task[None]] = set()
-        self._listener: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """Resume the unfinished games no live node plays, from their stored moves; then
@@ -51,9 +50,6 @@ class Scheduler:
         self._sweeper = asyncio.create_task(
             leases.run(lambda: list(self._tasks), self.room, self.submit, self._lost),
             name="leases")
-        if self.arena.db.backend == "postgresql":
-            self._listener = asyncio.create_task(
-                leases.listen_for_offers(self.arena.db.path), name="offers")
 
     def room(self) -> int:
         """Games this node could start playing now (``concurrency`` less its runners)."""
@@ -134,10 +130,9 @@ class Scheduler:
     async def stop(self) -> None:
         """Cancel every runner; their games resume at the next start."""
         self._stopping = True
-        for task in (self._sweeper, self._listener):
-            if task is not None:
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            await asyncio.gather(self._sweeper, return_exceptions=True)
         await self.cancel(list(self._tasks))
         await asyncio.gather(*self._cancelling, return_exceptions=True)
         await self.arena.notifier.stop()

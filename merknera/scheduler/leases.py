@@ -27,8 +27,6 @@ import socket
 import time
 from collections.abc import Callable, Iterable
 
-import psycopg
-
 from merknera.store import Database, nodes
 from merknera.store.db import now
 from merknera.store.nodes import NodeView
@@ -43,7 +41,8 @@ FORGET_NODES = 7 * 24 * 3600.0
 """Seconds after its last heartbeat that a node's row is deleted (one row per start)."""
 
 OFFERS = "merknera_offers"
-"""The PostgreSQL channel on which a node says it made games for any node to play."""
+"""The PostgreSQL channel on which a node says it made games for any node to play (heard
+through the event relay's listening connection: :meth:`Leases.notified`)."""
 
 
 class LeaseLostError(Exception):
@@ -74,6 +73,8 @@ class Leases:
         """Nodes that sent a heartbeat within a lease, at the last heartbeat."""
         self._offer = asyncio.Event()
         self._offers = 0
+        self._last_beat = 0.0
+        """time.monotonic() of the last heartbeat (the scheduler's start makes the first)."""
 
     async def only_node(self) -> None:
         """This is the only node (SQLite): every lease of an earlier run ends now, so the
@@ -104,6 +105,14 @@ class Leases:
         for game_id in ids:
             self._held[game_id] = started + self.seconds
         return ids
+
+    def notified(self, payload: str) -> None:
+        """Another node offered games (a notification on :data:`OFFERS`: its node id and
+        how many); this node's own offers it knows already."""
+        sender, _, count = payload.rpartition(" ")
+        if sender != self.node:
+            with contextlib.suppress(ValueError):
+                self.offered(int(count))
 
     def offered(self, count: int) -> None:
         """``count`` new games wait for a node (made here, or told by another node): the
@@ -153,6 +162,7 @@ class Leases:
     async def heartbeat(self) -> set[int]:
         """Renew this node's leases and heartbeat; the games whose lease it lost."""
         started, wall = time.monotonic(), time.time()
+        self._last_beat = started
         beat = await nodes.beat(self.db, nodes.Beat(
             self.node, self.address, os.getpid(), self._started, wall, wall + self.seconds,
             self.coordinator, list(self._held), wall - self.seconds, wall - FORGET_NODES))
@@ -194,11 +204,10 @@ class Leases:
         are offered (:meth:`offered`), and every :data:`CLAIM_EVERY` in any case, and start
         up to ``room()`` of them.  Never raises (a store hiccup is logged and tried
         again)."""
-        last_beat = last_full = 0.0
+        last_full = 0.0
         while True:
             try:
-                if time.monotonic() - last_beat >= self.seconds / 3:
-                    last_beat = time.monotonic()
+                if time.monotonic() - self._last_beat >= self.seconds / 3:
                     gone = await self.heartbeat()
                     if gone:
                         log.warning("node %s lost the leases of games %s", self.node,
@@ -223,28 +232,6 @@ class Leases:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(CLAIM_EVERY):
                     await self._offer.wait()
-
-    async def listen_for_offers(self, url: str) -> None:
-        """Hear the games other nodes offer (PostgreSQL ``LISTEN`` on :data:`OFFERS`).
-        Never raises; a lost connection is made again (meanwhile the loop looks every
-        :data:`CLAIM_EVERY` all the same)."""
-        pause = 0.5
-        while True:
-            try:
-                async with await psycopg.AsyncConnection.connect(
-                        url, autocommit=True, connect_timeout=10) as conn:
-                    await conn.execute(f"LISTEN {OFFERS}")
-                    pause = 0.5
-                    async for note in conn.notifies():
-                        sender, _, count = note.payload.rpartition(" ")
-                        if sender != self.node:  # its own offers it knows already
-                            with contextlib.suppress(ValueError):
-                                self.offered(int(count))
-            except Exception as exc:
-                log.warning("node %s: not hearing offered games (%s); trying again",
-                            self.node, exc)
-            await asyncio.sleep(pause)
-            pause = min(pause * 2, 10.0)
 
 
 async def live_nodes(db: Database, seconds: float) -> list[NodeView]:

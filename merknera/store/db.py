@@ -135,8 +135,6 @@ def split_statements(sql: str) -> list[str]:
     return [part.strip() for part in "\n".join(lines).split(";") if part.strip()]
 
 
-_split = split_statements
-
 
 @dataclass(frozen=True)
 class Dialect:

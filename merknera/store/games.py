@@ -119,12 +119,6 @@ def by_handle(conn: Connection, game: str, handle: str) -> int | None:
     return None if row is None else int(row[0])
 
 
-async def unfinished(db: Database) -> list[int]:
-    """Ids of every game that has not finished, oldest first."""
-    rows = await db.fetchall("SELECT id FROM games WHERE status != 'FINISHED' ORDER BY id")
-    return [row[0] for row in rows]
-
-
 async def load(db: Database, game_id: int) -> GameRecord | None:
     """A game with its seats and its whole move log (and, once finished, how it ended),
     or None."""
