@@ -22,9 +22,7 @@ import ssl
 import time
 from dataclasses import dataclass
 
-import aiohttp
-
-from merknera import __version__
+from merknera import __version__, http1
 from merknera.config import Config
 from merknera.endpoints import (
     AddressRefusedError,
@@ -99,10 +97,6 @@ class CallResult:
         return self.fault is None
 
 
-class _ReplyTooLargeError(Exception):
-    pass
-
-
 class BotClient:
     """The platform's HTTP client for bots.  Use as ``async with BotClient(config)``."""
 
@@ -110,8 +104,12 @@ class BotClient:
         self._config = config
         self._networks = config.networks
         self._limit = connection_limit or wanted_connections(config)
-        self._session: aiohttp.ClientSession | None = None
+        self._pool: http1.ConnectionPool | None = None
         self._refusals: dict[str, str | None] = {}
+        self._origins: dict[str, http1.Origin] = {}
+        # The headers every request carries, written once.
+        self._fixed = (f"User-Agent: Merknera/{__version__}\r\nAccept: application/json\r\n"
+                       "Accept-Encoding: identity\r\n")
 
     async def __aenter__(self) -> BotClient:
         await self.start()
@@ -121,35 +119,15 @@ class BotClient:
         await self.close()
 
     async def start(self) -> None:
-        """Open the shared session."""
-        connector = aiohttp.TCPConnector(
-            resolver=PolicyResolver(self._networks),
-            limit=self._limit,
-            ttl_dns_cache=10,
-        )
-        self._session = aiohttp.ClientSession(
-            connector=connector,
-            # The deadline of each call is enforced with asyncio.timeout (aiohttp rounds its
-            # own timeouts of 5 s or more up to whole seconds); only connecting has its own.
-            timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._config.connect_timeout),
-            # A bot's gzip reply could expand far beyond the size cap; we ask for identity
-            # and treat any encoded body as the bytes it is.
-            auto_decompress=False,
-            headers={"User-Agent": f"Merknera/{__version__}", "Accept": "application/json",
-                     "Accept-Encoding": "identity"},
-        )
-        # aiohttp sends an idempotent request (a REST bot's PUT or GET) once more by itself
-        # when a kept-alive connection drops, with the very same headers: the same signature
-        # timestamp, which a bot may take for a replay.  The platform's own retry (_post)
-        # signs the second attempt anew; aiohttp's test client turns its retry off the same
-        # way (the attribute has no public setter).
-        self._session._retry_connection = False
+        """Open the shared pool of connections."""
+        self._pool = http1.ConnectionPool(self._limit, self._config.connect_timeout,
+                                          PolicyResolver(self._networks))
 
     async def close(self) -> None:
-        """Close the shared session."""
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        """Close the shared pool of connections."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
     def _refusal(self, endpoint: str) -> str | None:
         """Why an endpoint may not be called, checked once per URL (in words that do not
@@ -240,14 +218,20 @@ class BotClient:
 
         :raises PlatformResourceError: if the platform is out of descriptors or memory.
         """
-        if self._session is None:
+        if self._pool is None:
             raise RuntimeError("BotClient.start() was not called")
         # The policy is checked on the endpoint as registered (once per endpoint), not on
         # each URL under it.
         refusal = self._refusal(endpoint)
         if refusal is not None:
             return CallResult(request=body, fault=Fault(FaultKind.UNREACHABLE, refusal))
-        deadline = time.monotonic() + time_limit
+        try:
+            origin = self._origin(url or endpoint)
+        except ValueError:
+            return CallResult(request=body, fault=Fault(
+                FaultKind.UNREACHABLE, "the endpoint is not a URL this platform calls"))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + time_limit
         started = time.perf_counter()
         attempts = 2 if retry else 1
         stamp = 0
@@ -256,78 +240,68 @@ class BotClient:
             # signature: a bot that refuses a signature it has seen (a replay) takes it.
             stamp = max(int(time.time()), stamp + 1)
             timestamp = str(stamp)
-            headers = {
-                signing.TIMESTAMP_HEADER: timestamp,
-                signing.SIGNATURE_HEADER: signing.sign(secret, timestamp, body),
-            }
-            if body:
-                headers["Content-Type"] = "application/json"
+            head = self._head(method, origin, timestamp, signing.sign(secret, timestamp, body),
+                              body)
             try:
-                async with asyncio.timeout_at(asyncio.get_running_loop().time()
-                                              + max(0.0, deadline - time.monotonic())):
-                    async with self._session.request(
-                            method, url or endpoint, data=body or None, headers=headers,
-                            allow_redirects=False) as response:
-                        try:
-                            reply = await self._read_capped(response)
-                        except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError,
-                                aiohttp.ClientOSError) as exc:
-                            _raise_if_exhausted(exc)
-                            # The bot answered, then its reply broke off: a bad reply from
-                            # a reachable bot, not a bot that cannot be reached.
-                            return self._fault(body, started, FaultKind.MALFORMED_REPLY,
-                                               f"the reply broke off: {_describe(exc)}")
-                        return CallResult(request=body, reply=reply, status=response.status,
-                                          latency=time.perf_counter() - started)
-            except _ReplyTooLargeError:
-                return CallResult(request=body, fault=Fault(
-                    FaultKind.MALFORMED_REPLY,
-                    f"the reply is larger than {self._config.max_reply_bytes} bytes"),
-                    latency=time.perf_counter() - started)
-            except (TimeoutError, aiohttp.ClientError, ValueError, OSError) as exc:
-                _raise_if_exhausted(exc)
+                reply = await self._pool.request(origin, head, body,
+                                                 self._config.max_reply_bytes, deadline)
+                return CallResult(request=body, reply=reply.body, status=reply.status,
+                                  latency=time.perf_counter() - started)
+            except (TimeoutError, http1.HttpError) as exc:
+                if isinstance(exc, http1.ConnectError):
+                    _raise_if_exhausted(exc.os_error)
                 kind, message, again = self._failure(exc, time_limit)
-                if again and attempt + 1 < attempts and deadline - time.monotonic() > 0.05:
+                if again and attempt + 1 < attempts and deadline - loop.time() > 0.05:
                     continue
                 return self._fault(body, started, kind, message)
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _origin(self, url: str) -> http1.Origin:
+        """Where a URL's requests go, worked out once per URL."""
+        origin = self._origins.get(url)
+        if origin is None:
+            origin = http1.Origin.of(url)
+            if len(self._origins) > 10_000:
+                self._origins.clear()
+            self._origins[url] = origin
+        return origin
+
+    def _head(self, method: str, origin: http1.Origin, timestamp: str, signature: str,
+              body: bytes) -> bytes:
+        """A request's line and headers: every value is the platform's own (the target
+        and host were percent- and IDNA-encoded by the URL parser), so none can break a
+        line."""
+        sized = f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n" if (
+            body or method not in ("GET", "HEAD")) else ""
+        return (f"{method} {origin.target} HTTP/1.1\r\nHost: {origin.host_header}\r\n"
+                f"{self._fixed}{signing.TIMESTAMP_HEADER}: {timestamp}\r\n"
+                f"{signing.SIGNATURE_HEADER}: {signature}\r\n{sized}\r\n").encode("ascii")
+
     def _failure(self, exc: BaseException, time_limit: float) -> tuple[FaultKind, str, bool]:
         """A failed request as (fault, message, worth another attempt)."""
-        if isinstance(exc, aiohttp.ConnectionTimeoutError):
+        if isinstance(exc, TimeoutError):
+            return FaultKind.TIMEOUT, f"no reply within {time_limit:g} s", False
+        if isinstance(exc, http1.ConnectTimeoutError):
             return (FaultKind.UNREACHABLE,
                     f"could not connect within {self._config.connect_timeout:g} s", False)
-        if isinstance(exc, TimeoutError):
-            # Before aiohttp.ClientError: a read timeout is also a ClientError subclass.
-            return FaultKind.TIMEOUT, f"no reply within {time_limit:g} s", False
-        if isinstance(exc, aiohttp.ClientConnectorError):
+        if isinstance(exc, http1.ConnectError):
             return FaultKind.UNREACHABLE, f"cannot connect: {_describe(exc.os_error)}", False
-        if isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError):
+        if isinstance(exc, http1.ConnectionLostError):
             # The connection dropped before any reply (often a kept-alive connection the
             # bot had just closed): the same request once more, if time is left.
             return (FaultKind.UNREACHABLE,
-                    f"the connection was lost before a reply: {_describe(exc)}", True)
-        if isinstance(exc, aiohttp.ClientResponseError):
+                    f"the connection was lost before a reply: {exc}", True)
+        if isinstance(exc, http1.BrokenReplyError):
+            # The bot answered, then its reply broke off: a bad reply from a reachable
+            # bot, not a bot that cannot be reached.
+            return FaultKind.MALFORMED_REPLY, f"the reply broke off: {exc}", False
+        if isinstance(exc, http1.ReplyTooLargeError):
             return (FaultKind.MALFORMED_REPLY,
-                    f"not a valid HTTP reply: {excerpt(exc.message)}", False)
+                    f"the reply is larger than {self._config.max_reply_bytes} bytes", False)
+        if isinstance(exc, http1.InvalidReplyError):
+            return (FaultKind.MALFORMED_REPLY,
+                    f"not a valid HTTP reply: {excerpt(str(exc))}", False)
         return FaultKind.UNREACHABLE, f"cannot call the bot: {_describe(exc)}", False
-
-    async def _read_capped(self, response: aiohttp.ClientResponse) -> bytes:
-        cap = self._config.max_reply_bytes
-        if response.content_length is not None:
-            if response.content_length > cap:
-                raise _ReplyTooLargeError
-            return await response.read()  # aiohttp reads no more than the length declared
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            chunk = await response.content.read(cap + 1 - size)
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > cap:
-                raise _ReplyTooLargeError
 
     @staticmethod
     def _fault(body: bytes, started: float, kind: FaultKind, message: str) -> CallResult:

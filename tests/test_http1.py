@@ -1,0 +1,356 @@
+"""The bot client's HTTP/1.1 wire (merknera.http1) against real sockets that answer with
+scripted bytes: kept-alive connections, the bound on connections, replies of every framing,
+deadlines, names and TLS."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import ssl
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from merknera import http1
+from tests.battlebot_support import throwaway_ca
+
+Script = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+HEAD = b"POST /rpc HTTP/1.1\r\nHost: test\r\nContent-Length: 2\r\n\r\n"
+
+
+@dataclass
+class Server:
+    """A TCP server running a script per connection; counts connections."""
+
+    port: int
+    connections: int = 0
+    open_now: int = 0
+    most_open: int = 0
+    closed: list[bool] = field(default_factory=list)
+    """Per connection ended: whether the client had closed it (read hit the end)."""
+
+
+@pytest.fixture
+async def serve(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[Server]]]:
+    servers: list[asyncio.Server] = []
+
+    async def start(script: Script, tls: ssl.SSLContext | None = None) -> Server:
+        found = Server(0)
+
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            found.connections += 1
+            found.open_now += 1
+            found.most_open = max(found.most_open, found.open_now)
+            try:
+                await script(reader, writer)
+            except (ConnectionError, asyncio.IncompleteReadError):
+                pass
+            finally:
+                found.open_now -= 1
+                writer.close()
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0, ssl=tls)
+        servers.append(server)
+        found.port = server.sockets[0].getsockname()[1]
+        return found
+
+    yield start
+    for server in servers:
+        server.close()
+        await server.wait_closed()
+
+
+async def read_request(reader: asyncio.StreamReader) -> bytes:
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length")), 0)
+    return await reader.readexactly(length)
+
+
+def reply(body: bytes = b"ok", extra: bytes = b"") -> bytes:
+    return b"HTTP/1.1 200 OK\r\n" + extra + f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+
+
+def answering(*replies: bytes, then_close: bool = False) -> Script:
+    """A script that reads one request per reply and writes it."""
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for answer in replies:
+            await read_request(reader)
+            writer.write(answer)
+            await writer.drain()
+        if not then_close:
+            await reader.read()  # until the client closes
+    return script
+
+
+class CountingResolver:
+    """Resolves every name to loopback, counting lookups."""
+
+    def __init__(self) -> None:
+        self.lookups = 0
+
+    async def resolve(self, host: str, port: int = 0,
+                      family: socket.AddressFamily = socket.AF_INET
+                      ) -> Sequence[Mapping[str, object]]:
+        self.lookups += 1
+        if host.endswith(".invalid"):
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return [{"hostname": host, "host": "127.0.0.1", "port": port,
+                 "family": socket.AF_INET, "proto": 0, "flags": 0}]
+
+
+def pool(limit: int = 8, resolver: CountingResolver | None = None,
+         context: ssl.SSLContext | None = None) -> http1.ConnectionPool:
+    return http1.ConnectionPool(limit, 1.0, resolver or CountingResolver(), context)
+
+
+def at(port: int, host: str = "127.0.0.1", tls: bool = False) -> http1.Origin:
+    return http1.Origin.of(f"{'https' if tls else 'http'}://{host}:{port}/rpc")
+
+
+def soon(seconds: float = 2.0) -> float:
+    return asyncio.get_running_loop().time() + seconds
+
+
+@pytest.mark.parametrize(("url", "tls", "host", "port", "host_header", "target"), [
+    ("http://127.0.0.1:8001/rpc", False, "127.0.0.1", 8001, "127.0.0.1:8001", "/rpc"),
+    ("http://bot.example/", False, "bot.example", 80, "bot.example", "/"),
+    ("http://bot.example", False, "bot.example", 80, "bot.example", "/"),
+    ("https://bot.example/a/b?x=1&y=2", True, "bot.example", 443, "bot.example",
+     "/a/b?x=1&y=2"),
+    ("https://bot.example:8443/rpc", True, "bot.example", 8443, "bot.example:8443", "/rpc"),
+    ("http://[::1]:9000/rpc", False, "::1", 9000, "[::1]:9000", "/rpc"),
+    ("http://bücher.example/a b", False, "xn--bcher-kva.example", 80,
+     "xn--bcher-kva.example", "/a%20b"),
+])
+def test_an_origin_is_the_url_as_it_goes_on_the_wire(
+        url: str, tls: bool, host: str, port: int, host_header: str, target: str) -> None:
+    assert http1.Origin.of(url) == http1.Origin(tls, host, port, host_header, target)
+
+
+@pytest.mark.parametrize("url", ["ftp://bot.example/", "/rpc", "http:///rpc"])
+def test_an_origin_needs_an_absolute_http_url(url: str) -> None:
+    with pytest.raises(ValueError, match="not an absolute http"):
+        http1.Origin.of(url)
+
+
+async def test_a_connection_is_kept_alive_for_the_next_request(
+        serve: Callable[..., Awaitable[Server]]) -> None:
+    server = await serve(answering(reply(b"one"), reply(b"two")))
+    async with pool() as client:
+        first = await client.request(at(server.port), HEAD, b"{}", 100, soon())
+        second = await client.request(at(server.port), HEAD, b"{}", 100, soon())
+    assert (first, second) == (http1.Reply(200, b"one"), http1.Reply(200, b"two"))
+    assert server.connections == 1
+
+
+@pytest.mark.parametrize(("first", "connections"), [
+    (reply(b"one", b"Connection: close\r\n"), 2),
+    (b"HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\none", 2),
+    (b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 3\r\n\r\none", 1),
+    (reply(b"one") + b"HTTP/1.1 200 OK\r\n", 2),  # bytes after the reply's end
+], ids=["close", "HTTP/1.0", "HTTP/1.0 keep-alive", "trailing bytes"])
+async def test_a_connection_is_reused_only_when_the_reply_allows_it(
+        serve: Callable[..., Awaitable[Server]], first: bytes, connections: int) -> None:
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        answers = [first, reply(b"two")] if server.connections == 1 else [reply(b"two")]
+        for answer in answers:
+            await read_request(reader)
+            writer.write(answer)
+            await writer.drain()
+        await reader.read()
+
+    server = await serve(script)
+    async with pool() as client:
+        assert (await client.request(at(server.port), HEAD, b"{}", 100, soon())).body == b"one"
+        await asyncio.sleep(0.01)  # the trailing bytes arrive while the connection is idle
+        assert (await client.request(at(server.port), HEAD, b"{}", 100, soon())).body == b"two"
+    assert server.connections == connections
+
+
+@pytest.mark.parametrize(("raw", "body"), [
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\none\r\n3\r\ntwo\r\n0\r\n\r\n",
+     b"onetwo"),
+    (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\nto the end", b"to the end"),
+    (b"HTTP/1.1 100 Continue\r\n\r\n" + reply(b"final"), b"final"),
+    (b"HTTP/1.1 204 No Content\r\n\r\n", b""),
+], ids=["chunked", "until the end of the stream", "interim 100", "no content"])
+async def test_replies_of_every_framing(serve: Callable[..., Awaitable[Server]], raw: bytes,
+                                        body: bytes) -> None:
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(raw)
+        await writer.drain()
+        if b"Content-Length" not in raw and b"chunked" not in raw and b" 204 " not in raw:
+            writer.close()  # the end of the stream is the end of the body
+
+    server = await serve(script)
+    async with pool() as client:
+        got = await client.request(at(server.port), HEAD, b"{}", 100, soon())
+    assert got.body == body and got.status in (200, 204)
+
+
+@pytest.mark.parametrize(("raw", "error", "words"), [
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 101\r\n\r\n", http1.ReplyTooLargeError, None),
+    (b"HTTP/1.1 200 OK\r\n\r\n" + b"x" * 101, http1.ReplyTooLargeError, None),
+    (b"HTTP/1.1 200 OK\r\nX-Long: " + b"a" * (http1.MAX_HEAD + 1), http1.InvalidReplyError,
+     "head is longer"),
+    (b"SSH-2.0-OpenSSH_9.2\r\n\r\n", http1.InvalidReplyError, "HTTP"),
+    (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n",
+     http1.InvalidReplyError, "switches protocols"),
+    (reply(b"x" * 50)[:-10], http1.BrokenReplyError, "closed"),
+], ids=["declared too large", "streamed too large", "endless head", "not HTTP", "upgrade",
+        "broken off"])
+async def test_bad_replies_say_what_was_wrong(serve: Callable[..., Awaitable[Server]],
+                                              raw: bytes, error: type[Exception],
+                                              words: str | None) -> None:
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(raw)
+        await writer.drain()
+        await asyncio.sleep(0.05)
+
+    server = await serve(script)
+    async with pool() as client:
+        with pytest.raises(error, match=words):
+            await client.request(at(server.port), HEAD, b"{}", 100, soon())
+        await asyncio.sleep(0.01)  # the aborted connection's end
+        assert client.open_connections == 0
+
+
+async def test_a_connection_that_closes_before_any_reply_is_lost_not_broken(
+        serve: Callable[..., Awaitable[Server]]) -> None:
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+
+    server = await serve(script)
+    async with pool() as client:
+        with pytest.raises(http1.ConnectionLostError):
+            await client.request(at(server.port), HEAD, b"{}", 100, soon())
+
+
+async def test_a_kept_connection_the_server_closed_is_not_used_again(
+        serve: Callable[..., Awaitable[Server]]) -> None:
+    server = await serve(answering(reply(b"one"), then_close=True))
+    async with pool() as client:
+        await client.request(at(server.port), HEAD, b"{}", 100, soon())
+        await asyncio.sleep(0.05)  # the server's close reaches the idle connection
+        assert client.open_connections == 0
+        await client.request(at(server.port), HEAD, b"{}", 100, soon())
+    assert server.connections == 2
+
+
+async def test_the_deadline_ends_the_request_and_its_connection(
+        serve: Callable[..., Awaitable[Server]]) -> None:
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\n")
+        await writer.drain()
+        server.closed.append(await reader.read() == b"")
+
+    server = await serve(script)
+    async with pool() as client:
+        with pytest.raises(TimeoutError):
+            await client.request(at(server.port), HEAD, b"{}", 100, soon(0.2))
+        await asyncio.sleep(0.05)
+        assert client.open_connections == 0
+    assert server.closed == [True]
+
+
+async def test_connections_stay_within_the_limit_and_waiters_get_the_freed_room(
+        serve: Callable[..., Awaitable[Server]]) -> None:
+    release = asyncio.Event()
+
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        await release.wait()
+        writer.write(reply(b"done", b"Connection: close\r\n"))
+        await writer.drain()
+
+    server = await serve(script)
+    async with pool(limit=2) as client:
+        calls = [asyncio.create_task(client.request(at(server.port), HEAD, b"{}", 100,
+                                                    soon(5))) for _ in range(5)]
+        await asyncio.sleep(0.1)
+        assert server.open_now == 2 and client.open_connections == 2
+        release.set()
+        replies = await asyncio.gather(*calls)
+    assert [r.body for r in replies] == [b"done"] * 5
+    assert server.connections == 5 and server.most_open == 2
+
+
+async def test_room_is_made_by_closing_an_idle_connection_of_another_origin(
+        serve: Callable[..., Awaitable[Server]]) -> None:
+    first = await serve(answering(reply(b"a")))
+    second = await serve(answering(reply(b"b")))
+    async with pool(limit=1) as client:
+        assert (await client.request(at(first.port), HEAD, b"{}", 100, soon())).body == b"a"
+        assert (await client.request(at(second.port), HEAD, b"{}", 100, soon())).body == b"b"
+        assert client.open_connections == 1
+    await asyncio.sleep(0.05)
+    assert first.open_now == 0
+
+
+async def test_a_cancelled_waiter_passes_its_room_on(
+        serve: Callable[..., Awaitable[Server]]) -> None:
+    release = asyncio.Event()
+
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        await release.wait()
+        writer.write(reply(b"done", b"Connection: close\r\n"))
+        await writer.drain()
+
+    server = await serve(script)
+    async with pool(limit=1) as client:
+        holder = asyncio.create_task(client.request(at(server.port), HEAD, b"{}", 100, soon()))
+        await asyncio.sleep(0.05)
+        doomed = asyncio.create_task(client.request(at(server.port), HEAD, b"{}", 100, soon()))
+        patient = asyncio.create_task(client.request(at(server.port), HEAD, b"{}", 100,
+                                                     soon()))
+        await asyncio.sleep(0.05)
+        release.set()
+        await holder
+        doomed.cancel()  # woken first, cancelled before it could take the room
+        assert (await patient).body == b"done"
+
+
+async def test_names_are_resolved_once_within_their_time_to_live(
+        serve: Callable[..., Awaitable[Server]]) -> None:
+    server = await serve(answering(reply(b"one", b"Connection: close\r\n"), then_close=True))
+    resolver = CountingResolver()
+    async with pool(resolver=resolver) as client:
+        for _ in range(2):
+            await client.request(at(server.port, "bot.example"), HEAD, b"{}", 100, soon())
+        with pytest.raises(http1.ConnectError) as refused:
+            await client.request(at(server.port, "gone.invalid"), HEAD, b"{}", 100, soon())
+    assert resolver.lookups == 2  # bot.example once, gone.invalid once
+    assert isinstance(refused.value.os_error, socket.gaierror)
+
+
+async def test_a_refused_connection_carries_the_os_error(unused_tcp_port: int) -> None:
+    async with pool() as client:
+        with pytest.raises(http1.ConnectError) as refused:
+            await client.request(at(unused_tcp_port), HEAD, b"{}", 100, soon())
+        assert isinstance(refused.value.os_error, ConnectionRefusedError)
+        assert client.open_connections == 0
+
+
+async def test_tls_with_a_trusted_certificate_and_refused_without(
+        serve: Callable[..., Awaitable[Server]], tmp_path: Path) -> None:
+    authority, cert, key = throwaway_ca(tmp_path)
+    server_side = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_side.load_cert_chain(cert, key)
+    server = await serve(answering(reply(b"secret")), tls=server_side)
+    trusting = ssl.create_default_context(cafile=str(authority))
+    async with pool(context=trusting) as client:
+        got = await client.request(at(server.port, "localhost", tls=True), HEAD, b"{}", 100,
+                                   soon())
+    assert got.body == b"secret"
+    async with pool() as client:  # the system's certificates do not know this one
+        with pytest.raises(http1.ConnectError) as refused:
+            await client.request(at(server.port, "localhost", tls=True), HEAD, b"{}", 100,
+                                 soon())
+    assert isinstance(refused.value.os_error, ssl.SSLCertVerificationError)
