@@ -39,7 +39,7 @@ import functools
 import json
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import NamedTuple
 
 from merknera.games.base import (
@@ -180,13 +180,29 @@ class HexagonsState:
     claimed: frozenset[Point] = field(init=False, compare=False, repr=False)
     scores: tuple[int, ...] = field(init=False, compare=False, repr=False)
     """Hexagons claimed by each seat."""
+    rows_json: tuple[tuple[JSON, ...], ...] = field(init=False, compare=False, repr=False)
+    """The lines and the hexagons as :meth:`Hexagons.state_to_json` writes them."""
+    before: InitVar[HexagonsState | None] = None
+    """The state this one follows by a move: its sets and lists are extended, not made anew."""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "drawn", frozenset(line for line, _ in self.lines))
-        object.__setattr__(self, "claimed", frozenset(center for center, _ in self.hexagons))
-        owners = [seat for _, seat in self.hexagons]
-        object.__setattr__(self, "scores",
-                           tuple(owners.count(seat) for seat in range(len(self.players))))
+    def __post_init__(self, before: HexagonsState | None) -> None:
+        lines, hexagons = self.lines, self.hexagons
+        if before is not None and lines[:len(before.lines)] == before.lines \
+                and hexagons[:len(before.hexagons)] == before.hexagons:
+            drawn, claimed, scores = before.drawn, before.claimed, list(before.scores)
+            old_lines, old_hexagons = before.rows_json
+            lines, hexagons = lines[len(before.lines):], hexagons[len(before.hexagons):]
+        else:
+            drawn, claimed, scores = frozenset(), frozenset(), [0] * len(self.players)
+            old_lines = old_hexagons = ()
+        for _, seat in hexagons:
+            scores[seat] += 1
+        derive = functools.partial(object.__setattr__, self)
+        derive("drawn", drawn.union(line for line, _ in lines))
+        derive("claimed", claimed.union(center for center, _ in hexagons))
+        derive("scores", tuple(scores))
+        derive("rows_json", (old_lines + tuple([*a, *b, s] for (a, b), s in lines),
+                             old_hexagons + tuple([*c, s] for c, s in hexagons)))
 
     @property
     def lattice(self) -> Lattice:
@@ -327,7 +343,8 @@ class Hexagons(Game[HexagonsState, Line]):
             turn = seat if claims else 1 - seat
         return HexagonsState(state.rows, state.cols, state.players,
                              (*state.lines, (line, seat)),
-                             (*state.hexagons, *((center, seat) for center in claims)), turn)
+                             (*state.hexagons, *((center, seat) for center in claims)), turn,
+                             before=state)
 
     def outcome(self, state: HexagonsState) -> Outcome | None:
         if state.turn is not None:
@@ -350,15 +367,16 @@ class Hexagons(Game[HexagonsState, Line]):
         """``{"rows", "cols", "players": [names], "lines": [[r1, c1, r2, c2, seat], ...]``
         (in the order drawn), ``"hexagons": [[row, col, seat], ...]`` (in the order claimed),
         ``"scores": [n, n], "turn": seat | null}``."""
-        return {
-            "rows": state.rows,
-            "cols": state.cols,
-            "players": list(state.players),
-            "lines": [[a.row, a.col, b.row, b.col, seat] for (a, b), seat in state.lines],
-            "hexagons": [[c.row, c.col, seat] for c, seat in state.hexagons],
-            "scores": list(state.scores),
-            "turn": state.turn,
-        }
+        return _state_json(state, [[a.row, a.col, b.row, b.col, s] for (a, b), s in state.lines],
+                           [[c.row, c.col, seat] for c, seat in state.hexagons])
+
+    def spectator_view(self, state: HexagonsState, reveal: bool) -> JSON:
+        """:meth:`state_to_json`'s form (nothing is hidden), whose lines and hexagons are the
+        state's own lists, shared with the states after it: not to be changed.  A replay
+        makes a view of every state of a game, and writing every line afresh each move was
+        most of a long game's replay time."""
+        line_rows, hexagon_rows = state.rows_json
+        return _state_json(state, list(line_rows), list(hexagon_rows))
 
     def state_from_json(self, data: JSON) -> HexagonsState:
         """Read :meth:`state_to_json`'s form by replaying its lines, which checks them.
@@ -441,6 +459,12 @@ class Hexagons(Game[HexagonsState, Line]):
             if claims:
                 text += f", claims {' and '.join(_point_text(c) for c in claims)}"
         return text
+
+
+def _state_json(state: HexagonsState, lines: list[JSON], hexagons: list[JSON]) -> JSON:
+    return {"rows": state.rows, "cols": state.cols, "players": list(state.players),
+            "lines": lines, "hexagons": hexagons, "scores": list(state.scores),
+            "turn": state.turn}
 
 
 def _claimable(board: Lattice, claimed: frozenset[Point]) -> bool:

@@ -333,3 +333,24 @@ def test_random_games_end_within_the_line_count(rows: int, cols: int) -> None:
         assert not any(p in state.claimed for c in state.claimed for p in board.neighbours[c])
         outcome = GAME.outcome(state)
         assert outcome is not None and outcome.scores == tuple(map(float, state.scores))
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_state_after_a_move_derives_what_a_state_made_afresh_does(seed: int) -> None:
+    """apply extends its state's sets and JSON lists rather than making them again; a state
+    made from the same lines and hexagons must come out the same, and the spectator's view
+    (which shares those lists) must be the JSON form."""
+    state, rng = new(9, 9), random.Random(seed)
+    while (seat := GAME.to_move(state)) is not None:
+        state = GAME.apply(state, seat, rng.choice(list(GAME.legal_moves(state, seat))))
+        afresh = HexagonsState(state.rows, state.cols, state.players, state.lines,
+                               state.hexagons, state.turn)
+        assert (state.drawn, state.claimed, state.scores, state.rows_json) == (
+            afresh.drawn, afresh.claimed, afresh.scores, afresh.rows_json)
+        assert GAME.spectator_view(state, False) == GAME.state_to_json(state)
+    assert sum(state.scores) == len(state.hexagons) > 0
+    # A "before" that the state does not extend is not trusted: all is made afresh.
+    other = HexagonsState(9, 9, PLAYERS, state.lines[:3], (), 0, before=new(9, 9))
+    stranger = HexagonsState(9, 9, PLAYERS, state.lines[1:4], (), 0, before=other)
+    assert stranger.drawn == {line for line, _ in state.lines[1:4]}
+    assert stranger.rows_json == HexagonsState(9, 9, PLAYERS, state.lines[1:4]).rows_json
