@@ -282,22 +282,34 @@ async def tournament_detail(request: web.Request) -> web.Response:
 async def game_replay(request: web.Request) -> web.Response:
     """A game move by move for viewers: the starting state, then a frame per row of the
     move log with the state after it (while the game runs, what players may not know is
-    hidden).  Finished games' replays are cached; replays are built off the event loop."""
+    hidden): keyframes and patches, or every state whole with ``?states=full``.  Finished
+    games' replays are cached; replays are built off the event loop."""
     game_id = _path_id(request)
+    states = replay_states(request)
     cache = request.app[REPLAYS_KEY]
-    encoded = cache.get(game_id)
+    encoded = cache.get((game_id, states))
     if encoded is None:
         db = request.app[DB_KEY]()
         header = await load_replay_header(request, game_id)
         rows = await db.read(functools.partial(move_log, game_id=game_id))
-        encoded = await asyncio.to_thread(replay.encode, header, rows)
+        encoded = await asyncio.to_thread(replay.encode, header, rows, states)
         if header.start.status is GameStatus.FINISHED:
-            cache.put(game_id, encoded)
+            cache.put((game_id, states), encoded)
     if "gzip" in request.headers.get("Accept-Encoding", ""):
         return web.Response(body=encoded.gzipped, content_type="application/json",
                             headers={"Content-Encoding": "gzip", "Vary": "Accept-Encoding"})
     return web.Response(body=encoded.plain, content_type="application/json",
                         headers={"Vary": "Accept-Encoding"})
+
+
+def replay_states(request: web.Request) -> replay.States:
+    """How the frames asked for carry their states: ``?states=delta`` (the default) or
+    ``full``."""
+    raw = request.query.get("states") or replay.States.DELTA.value
+    try:
+        return replay.States(raw)
+    except ValueError:
+        raise BadQueryError(f'"states" must be delta or full, got "{raw[:40]}"') from None
 
 
 async def load_replay_header(request: web.Request, game_id: int) -> replay.GameHeader:

@@ -33,7 +33,13 @@ from merknera.store.results import (
     running_games,
 )
 from merknera.web import replay
-from merknera.web.api import DB_KEY, BadQueryError, _path_id, load_replay_header
+from merknera.web.api import (
+    DB_KEY,
+    BadQueryError,
+    _path_id,
+    load_replay_header,
+    replay_states,
+)
 from merknera.web.params import whole_number
 
 routes = web.RouteTableDef()
@@ -172,13 +178,16 @@ def _resume_point(request: web.Request) -> int:
 @routes.get("/api/games/{id}/live", allow_head=False)
 async def game_live(request: web.Request) -> web.StreamResponse:
     """A game's frames as they are stored (``frame`` events, id = the move number), then
-    one ``end`` event.  Resumes after ``Last-Event-ID`` or ``?after=``."""
+    one ``end`` event.  Resumes after ``Last-Event-ID`` or ``?after=``.  Frames are as the
+    replay's (``?states=`` likewise), and the first a stream sends is a keyframe, so that a
+    client needs nothing from before it."""
     game_id = _path_id(request)
     after = _resume_point(request)
+    states = replay_states(request)
     db: Database = request.app[DB_KEY]()
     header = await load_replay_header(request, game_id)
     # Frames shown live hide what players may not know, to the end of the stream.
-    replayer = replay.Replayer(header, reveal=False)
+    replayer = replay.Replayer(header, reveal=False, states=states)
     streams = request.app[STREAMS_KEY]
     # The place first: replaying what the client has seen is work a refused client must
     # not make the platform do.
@@ -186,7 +195,7 @@ async def game_live(request: web.Request) -> web.StreamResponse:
             request.app[EVENTS_KEY].listen(game_id) as queue:
         if after:  # the rows the client has seen already: applied, not sent
             seen = await db.read(functools.partial(move_log, game_id=game_id, upto=after))
-            await asyncio.to_thread(replayer.frames, seen)
+            await asyncio.to_thread(replayer.skip, seen)
         response = await _open_stream(request)
         # A client that went away ends the stream at its next write.
         with contextlib.suppress(ConnectionResetError):

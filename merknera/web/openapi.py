@@ -15,6 +15,7 @@ from merknera.games import REGISTRY
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.store.games import GameStatus
 from merknera.web.play import PLAYABLE
+from merknera.web.replay import KEYFRAME_EVERY, States
 
 routes = web.RouteTableDef()
 
@@ -182,14 +183,41 @@ _SCHEMAS: dict[str, JSONSchema] = {
                              "enum": ["won", "lost", "draw", "none", None]},
                  "reason": {"type": ["string", "null"]},
                  "detail": {"type": ["string", "null"]}}},
-    "Frame": {"type": "object", "description": "A row of the move log and the state after it",
+    "Frame": {"type": "object",
+              "description": "A row of the move log and the state after it: whole ('state') "
+                             "on a keyframe, else as the JSON Patch from the state of the "
+                             "frame before ('patch'). A frame has one of the two.",
+              "oneOf": [{"required": ["state"]}, {"required": ["patch"]}],
               "properties": {
                   "seq": {"type": "integer"}, "seat": {"type": "integer"}, "move": {},
                   "text": {"type": "string"}, "latency_ms": {"type": ["number", "null"]},
                   "fault": {"type": ["string", "null"]},
                   "fault_detail": {"type": ["string", "null"]}, "at": {"type": "string"},
-                  "state": {"description": "The spectator's view; null: unchanged (a fault)"}}},
+                  "state": {"description": "The spectator's view after this row, whole: "
+                                           f"every {KEYFRAME_EVERY}th frame of the game, "
+                                           "every frame with states=full, and the first "
+                                           "frame a live stream sends"},
+                  "patch": {"type": "array", "items": _ref("PatchOperation"),
+                            "description": "JSON Patch (RFC 6902) that turns the previous "
+                                           "frame's state (or the replay's starting state) "
+                                           "into this one; [] after a fault, which changes "
+                                           "nothing"}}},
+    "PatchOperation": {"type": "object", "required": ["op", "path"],
+                       "description": "One operation of a JSON Patch; any RFC 6902 library "
+                                      "applies them",
+                       "properties": {
+                           "op": {"type": "string", "enum": ["add", "remove", "replace"]},
+                           "path": {"type": "string",
+                                    "description": "A JSON Pointer (RFC 6901); a last "
+                                                   "segment '-' appends to an array"},
+                           "value": {"description": "For add and replace"}}},
 }
+
+_STATES = _query(
+    "states", f"How frames carry their states: delta (keyframes every {KEYFRAME_EVERY} "
+              "frames, JSON Patches between them; what the game page loads) or full (every "
+              "frame's state whole: larger, for clients that would not apply patches)",
+    {"type": "string", "enum": [form.value for form in States], "default": "delta"})
 
 DOCUMENT: JSONSchema = {
     "openapi": "3.1.0",
@@ -247,21 +275,27 @@ DOCUMENT: JSONSchema = {
                         "moves": {"type": "array", "items": _ref("Move")}}}]}),
                 **_errors(403, 404, 429)}}},
         "/api/games/{id}/replay": _get(
-            "A game move by move for viewers: the starting state and a frame per move",
+            "A game move by move for viewers: the starting state and a frame per move "
+            "(a frame's state is the nearest whole one at or before it with the patches "
+            "after it applied)",
             _ok("The replay", {"type": "object", "properties": {
                 "id": {"type": "integer"}, "game": _GAME, "name": {"type": "string"},
                 "status": {"type": "string"},
                 "players": {"type": "array", "items": {"type": "string"}},
-                "setup": {"type": "object"}, "state": {}, "reveal": {"type": "boolean"},
+                "setup": {"type": "object"}, "reveal": {"type": "boolean"},
+                "states": {"type": "string", "enum": [form.value for form in States],
+                           "description": "How the frames carry their states"},
+                "state": {"description": "The starting state, whole"},
                 "frames": {"type": "array", "items": _ref("Frame")},
                 "error": {"type": ["string", "null"]}}}),
-            parameters=[_ID], errors=(404,)),
+            parameters=[_ID, _STATES], errors=(400, 404)),
         "/api/games/{id}/live": _get(
             "Server-sent events: the game's frames as they are stored (event 'frame', id = "
-            "the move number), then 'end'",
+            "the move number; the first one sent is whole, so a stream needs nothing from "
+            "before it), then 'end'",
             _event_stream("An event stream"),
-            parameters=[_ID, _query("after", "Resume after this move number",
-                                    {"type": "integer"}),
+            parameters=[_ID, _STATES, _query("after", "Resume after this move number",
+                                             {"type": "integer"}),
                         {"name": "Last-Event-ID", "in": "header", "required": False,
                          "description": "Resume after this move number (what a reconnecting "
                                         "EventSource sends)", "schema": {"type": "string"}}],

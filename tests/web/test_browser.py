@@ -1,18 +1,26 @@
 """The pages in headless Chromium against a store of real games: each page loads without a
-script error, replays of every game step, play and jump, a live game advances as its moves
-are made, a hostile bot name stays text, and pages fit a phone's width.  Screenshots go to
-``test-artifacts/web/``."""
+script error, replays of every game step, play and jump, a jump anywhere in a long game
+draws the board its whole state draws, the page applies patches as the server makes them,
+a live game advances as its moves are made, a hostile bot name stays text, and pages fit a
+phone's width.  Screenshots go to ``test-artifacts/web/``."""
 
 from __future__ import annotations
 
+import json
+import random
 from typing import Any
 
 import aiohttp
 from playwright.async_api import Browser, Page, expect
 
 from merknera.games import REGISTRY
+from merknera.store import games as game_store
+from merknera.store.db import Connection
+from merknera.web.replay import KEYFRAME_EVERY, Replayer
 from tests.web.conftest import Site, Watched, open_page
+from tests.web.replay_support import playthrough, tables
 from tests.web.store_builder import HOSTILE_DESCRIPTION, HOSTILE_NAME, HOSTILE_WEBSITE
+from tests.web.test_jsonpatch import REFUSED
 
 
 async def get_json(site: Site, path: str) -> Any:
@@ -122,7 +130,7 @@ async def test_every_game_replays_move_by_move(site: Site, page: Watched) -> Non
 
 async def test_a_tictactoe_board_shows_each_frames_marks(site: Site, page: Watched) -> None:
     games = (await get_json(site, "/api/games?game=TICTACTOE&status=FINISHED"))["games"]
-    replay = await get_json(site, f"/api/games/{games[0]['id']}/replay")
+    replay = await get_json(site, f"/api/games/{games[0]['id']}/replay?states=full")
     await page.page.goto(site.at(f"/games/{games[0]['id']}?step=0"))
     cells = page.page.locator("#board [data-cell]")
     await expect(cells).to_have_count(9)
@@ -168,3 +176,119 @@ async def test_pages_fit_a_phone(site: Site, browser: Browser) -> None:
         await phone.shot(f"phone-{name}")
     assert phone.unexpected() == []
 
+
+
+async def store_hexagons(site: Site, rows: int, cols: int, seed: int) -> int:
+    """A finished Hexagons game of two random players stored as the runner stores one, on
+    a board larger than the store's own games; its id."""
+    game = site.platform.games["HEXAGONS"]
+    bots = (await get_json(site, "/api/bots?game=HEXAGONS"))["bots"]
+    settings: dict[str, Any] = {"rows": rows, "cols": cols}
+    players = [bot["name"] for bot in bots[:2]]
+    db = site.platform.db
+
+    def create(conn: Connection) -> int:
+        return game_store.create(conn, "HEXAGONS", seed, [bot["id"] for bot in bots[:2]],
+                                 settings)
+
+    game_id = await db.transaction(create)
+    await game_store.mark_running(db, game_id, [0, 1])
+    state, chooser = game.new(settings, players, random.Random(seed)), random.Random(seed)
+    calls: list[game_store.LoggedCall] = []
+    while (seat := game.to_move(state)) is not None:
+        move = chooser.choice(list(game.legal_moves(state, seat)))
+        state = game.apply(state, seat, move)
+        calls.append(game_store.LoggedCall(len(calls) + 1, seat, move=game.move_to_wire(move),
+                                           latency_ms=2.5))
+    assert await game_store.record_moves(db, game_id, calls)
+    outcome = game.outcome(state)
+    assert outcome is not None
+    assert await game_store.finish(db, game_id, outcome, game.state_to_json(state))
+    return game_id
+
+
+DRAWN = """([kind, state, ctx]) => {
+  const box = document.createElement("div");
+  window.MerkneraBoards[kind](box, state, ctx);
+  return box.innerHTML;
+}"""
+"""The board a renderer draws from a whole state, as the page drew every frame before
+replays sent patches."""
+
+
+async def shows(page: Page, full: dict[str, Any], index: int) -> None:
+    """The page shows frame ``index`` (0: the start) exactly as its whole state draws."""
+    assert await index_of(page) == index
+    frame = full["frames"][index - 1] if index else None
+    state = frame["state"] if frame else full["state"]
+    ctx = {"players": full["players"], "setup": full["setup"], "frame": frame,
+           "reveal": full["reveal"]}
+    expected = await page.evaluate(DRAWN, [full["game"], state, ctx])
+    assert "mb-error" not in expected
+    assert await page.locator("#board").inner_html() == expected, index
+    await expect(page.locator("#position")).to_have_text(f"{index} / {len(full['frames'])}")
+
+
+async def test_a_jump_anywhere_in_a_long_game_draws_its_whole_states_board(
+        site: Site, page: Watched) -> None:
+    game_id = await store_hexagons(site, 13, 13, seed=3)
+    full = await get_json(site, f"/api/games/{game_id}/replay?states=full")
+    frames = len(full["frames"])
+    assert frames > 3 * KEYFRAME_EVERY, frames  # keyframes, and patches after each
+    await page.page.goto(site.at(f"/games/{game_id}"))
+    await expect(page.page.locator("#board .board-hexagons")).to_have_count(1)
+    await shows(page.page, full, frames)
+    late = frames - 7
+    await page.page.locator("#scrub").evaluate(
+        "(el, v) => { el.value = v; el.dispatchEvent(new Event('input')); }", late)
+    await shows(page.page, full, late)
+    # Back across a keyframe: its frame, then one rebuilt from the keyframe before it.
+    await page.page.locator("#moves li").nth(2 * KEYFRAME_EVERY).click()
+    await shows(page.page, full, 2 * KEYFRAME_EVERY + 1)
+    for index in (2 * KEYFRAME_EVERY, 2 * KEYFRAME_EVERY - 1):
+        await page.page.keyboard.press("ArrowLeft")
+        await shows(page.page, full, index)
+    await page.page.keyboard.press("Home")
+    await shows(page.page, full, 0)
+    await page.page.keyboard.press("End")
+    await shows(page.page, full, frames)
+    await page.shot("game-hexagons-13x13")
+
+
+REBUILT = """(text) => {
+  const [start, frames] = JSON.parse(text);
+  const before = JSON.stringify(start);
+  let state = start;
+  const wrong = [];
+  frames.forEach((frame, n) => {
+    const next = "state" in frame ? frame.state : window.MerkneraPatch.apply(state, frame.patch);
+    if (JSON.stringify(next) !== JSON.stringify(frame.expected)) { wrong.push(n + 1); }
+    state = next;
+  });
+  if (JSON.stringify(start) !== before) { wrong.push("the start state was changed"); }
+  return wrong;
+}"""
+
+
+async def test_the_page_applies_patches_as_the_server_makes_them(
+        site: Site, page: Watched) -> None:
+    """Every registered game's seeded playthrough, patched in the browser, gives every view
+    (as JSON text, key order included), and patches that do not apply are refused."""
+    await page.page.goto(site.at("/games/1"))
+    await expect(page.page.locator("#board .mb")).to_have_count(1)
+    for mnemonic, seats in tables():
+        for reveal in (True, False):
+            played = playthrough(mnemonic, seats, reveal)
+            replayer = Replayer(played.header, reveal)
+            start = replayer.start()["state"]
+            frames = [{**frame, "expected": view}
+                      for frame, view in zip(replayer.frames(played.rows), played.views[1:],
+                                             strict=True)]
+            # One JSON string: Playwright passes it at once, where it walks objects slowly.
+            wrong = await page.page.evaluate(REBUILT, json.dumps([start, frames]))
+            assert wrong == [], (mnemonic, seats, reveal)
+    for document, patch, _ in REFUSED:
+        said = await page.page.evaluate(
+            "([doc, patch]) => { try { window.MerkneraPatch.apply(doc, patch); return null; } "
+            "catch (e) { return e.message; } }", [document, patch])
+        assert said is not None and said.startswith("operation "), (patch, said)

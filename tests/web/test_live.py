@@ -10,6 +10,7 @@ import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -18,6 +19,7 @@ from pytest_aiohttp import AiohttpServer
 
 from merknera.app import Platform, build_app
 from merknera.store import users
+from merknera.web import jsonpatch
 from tests.e2e.harness import READY, Processes
 from tests.web.conftest import Site, open_page, site_config
 
@@ -92,19 +94,35 @@ async def test_the_event_stream_resumes_after_the_last_frame(arena: Arena) -> No
     game_id = await arena.running_game()
     url = arena.site.at(f"/api/games/{game_id}/live")
     seen: list[int] = []
+    frames: list[dict[str, Any]] = []
     ended = False
     async with aiohttp.ClientSession() as session, session.get(
             url, headers={"Last-Event-ID": "1"}) as response:
         assert response.headers["Content-Type"].startswith("text/event-stream")
+        event = ""
         async for raw in response.content:
             line = raw.decode().rstrip("\n")
             if line.startswith("id: "):
                 seen.append(int(line[4:]))
+            if line.startswith("event: "):
+                event = line[7:]
+            if line.startswith("data: ") and event == "frame":
+                frames.append(json.loads(line[6:]))
             if line == "event: end":
                 ended = True
                 break
     assert ended
     assert seen == list(range(2, 10)), seen  # after move 1, every move once, in order
+    # The first frame a stream sends is whole (the client may have nothing before it), the
+    # others are patches, and together they are every state the game went through.
+    assert "state" in frames[0] and all("patch" in frame for frame in frames[1:])
+    states = [frames[0]["state"]]
+    for frame in frames[1:]:
+        states.append(jsonpatch.apply(states[-1], frame["patch"]))
+    async with aiohttp.ClientSession() as session, session.get(
+            arena.site.at(f"/api/games/{game_id}/replay?states=full")) as response:
+        full = await response.json()
+    assert states == [frame["state"] for frame in full["frames"][1:]]
     async with aiohttp.ClientSession() as session, session.get(url + "?after=x") as response:
         assert response.status == 400
         assert "error" in json.loads(await response.text())

@@ -17,6 +17,7 @@ from markupsafe import escape
 from merknera.app import build_app
 from merknera.games import REGISTRY
 from merknera.store import stats
+from merknera.web import jsonpatch
 from tests.web.conftest import Site
 from tests.web.store_builder import HOSTILE_DESCRIPTION, HOSTILE_NAME, HOSTILE_WEBSITE
 
@@ -98,7 +99,8 @@ async def test_bad_input_gets_an_error_page(site: Site, http: aiohttp.ClientSess
 @pytest.mark.parametrize(("path", "status"), [
     ("/api/games/%C2%B2", 404), ("/api/games/%C2%B2/replay", 404), ("/api/bots/%C2%B2", 404),
     ("/api/games/1/live?after=%C2%B2", 400), ("/api/games?bot=%C2%B2", 400),
-    ("/api/admin/bots/%C2%B2/enable", 405),
+    ("/api/admin/bots/%C2%B2/enable", 405), ("/api/games/1/replay?states=whole", 400),
+    ("/api/games/1/live?states=%C2%B2", 400),
 ])
 async def test_the_api_refuses_odd_digits_with_json(site: Site, http: aiohttp.ClientSession,
                                                    path: str, status: int) -> None:
@@ -202,6 +204,16 @@ async def test_the_reference_bots_can_be_downloaded(site: Site,
             "bots/scrabble.py"} <= names
 
 
+def rebuilt(replay: dict[str, Any]) -> list[Any]:
+    """The state after each frame of a replay (0: the start), from its whole states and its
+    patches."""
+    states = [replay["state"]]
+    for frame in replay["frames"]:
+        states.append(frame["state"] if "state" in frame
+                      else jsonpatch.apply(states[-1], frame["patch"]))
+    return states
+
+
 async def test_a_replay_has_a_frame_per_stored_move_and_ends_in_the_final_state(
         site: Site, http: aiohttp.ClientSession) -> None:
     games = (await api(http, site, "/api/games?limit=500"))["games"]
@@ -210,13 +222,19 @@ async def test_a_replay_has_a_frame_per_stored_move_and_ends_in_the_final_state(
         replay = await api(http, site, f"/api/games/{summary['id']}/replay")
         assert replay["error"] is None, (summary["id"], replay["error"])
         assert replay["game"] == game["game"] and replay["reveal"] is True
+        assert replay["states"] == "delta"
         assert [f["seq"] for f in replay["frames"]] == [m["seq"] for m in game["moves"]]
         assert all(frame["text"] for frame in replay["frames"])
-        states = [replay["state"]] + [f["state"] for f in replay["frames"] if f["state"]]
+        states = rebuilt(replay)
         rules = site.platform.games[game["game"]]
         if game["reason"] == "NORMAL":  # the final state is the last frame's
             final = rules.spectator_view(rules.state_from_json(game["final_state"]), True)
             assert states[-1] == final, summary["id"]
+        # Every state whole is the same replay, as the API's other form.
+        full = await api(http, site, f"/api/games/{summary['id']}/replay?states=full")
+        assert full["states"] == "full"
+        assert [f["state"] for f in full["frames"]] == states[1:], summary["id"]
+        assert full["state"] == replay["state"]
 
 
 async def test_a_running_game_hides_what_players_may_not_know(
@@ -227,7 +245,7 @@ async def test_a_running_game_hides_what_players_may_not_know(
                        "WHERE id = ?", (scrabble,))
     replay = await api(http, site, f"/api/games/{scrabble}/replay")
     assert replay["reveal"] is False
-    for state in [replay["state"]] + [f["state"] for f in replay["frames"]]:
+    for state in rebuilt(replay):
         assert "racks" not in state and "bag" not in state and "bagseed" not in state
         assert len(state["racksizes"]) == len(replay["players"])
     exchanges = [f["move"] for f in replay["frames"] if f["move"]["type"] == "EXCHANGE"]
@@ -271,3 +289,27 @@ async def test_the_openapi_document_covers_every_api_route(
         for operation in item.values():
             for ref in json.dumps(operation).split('"$ref": "#/components/schemas/')[1:]:
                 assert ref.split('"')[0] in document["components"]["schemas"], path
+
+
+async def test_the_openapi_document_describes_the_replays_as_served(
+        site: Site, http: aiohttp.ClientSession) -> None:
+    document = await api(http, site, "/api/openapi.json")
+    schemas = document["components"]["schemas"]
+    frame_schema, op_schema = schemas["Frame"], schemas["PatchOperation"]
+    path = document["paths"]["/api/games/{id}/replay"]["get"]
+    states = next(p for p in path["parameters"] if p["name"] == "states")
+    assert states["schema"]["enum"] == ["delta", "full"]
+    body = path["responses"]["200"]["content"]["application/json"]["schema"]["properties"]
+    one_of = [set(choice["required"]) for choice in frame_schema["oneOf"]]
+    games = (await api(http, site, "/api/games?game=SQUELCH&status=FINISHED"))["games"]
+    for form in states["schema"]["enum"]:
+        replay = await api(http, site, f"/api/games/{games[0]['id']}/replay?states={form}")
+        assert replay["states"] == form and set(replay) <= set(body)
+        for frame in replay["frames"]:
+            assert set(frame) <= set(frame_schema["properties"]), frame
+            assert [keys <= set(frame) for keys in one_of].count(True) == 1, frame
+            for op in frame.get("patch", []):
+                assert set(op) <= set(op_schema["properties"])
+                assert op["op"] in op_schema["properties"]["op"]["enum"]
+        kinds = {"state" in frame for frame in replay["frames"]}
+        assert kinds == ({True, False} if form == "delta" else {True}), form

@@ -1,9 +1,37 @@
-"""Pieces of the replay that need no platform."""
+"""Pieces of the replay that need no platform: faults' words, the cache, and the frames of
+every registered game, whose keyframes and patches must rebuild exactly the views that
+every state whole would have shown (as JSON text, key order included), in a whole replay
+and in a live stream resumed anywhere."""
 
 from __future__ import annotations
 
+import json
+import random
+from typing import Any
+
+import pytest
+
 from merknera.protocol.faults import FaultKind
-from merknera.web.replay import FAULTS, EncodedReplay, ReplayCache, fault_summary
+from merknera.web import replay
+from merknera.web.replay import (
+    FAULTS,
+    KEYFRAME_EVERY,
+    EncodedReplay,
+    ReplayCache,
+    Replayer,
+    States,
+    fault_summary,
+)
+from tests.web.replay_support import (
+    configured,
+    golden_scrabble,
+    header_of,
+    move_log,
+    playthrough,
+    rebuilt,
+    tables,
+    text,
+)
 
 
 def test_every_fault_kind_has_words_for_a_running_game() -> None:
@@ -15,10 +43,124 @@ def test_every_fault_kind_has_words_for_a_running_game() -> None:
 def test_the_cache_keeps_the_latest_used_within_its_budget() -> None:
     cache = ReplayCache(budget=100)
     sized = EncodedReplay(b"x" * 30, b"y" * 10)  # 40 bytes
-    cache.put(1, sized)
-    cache.put(2, sized)
-    assert cache.get(1) is sized  # 1 is now the latest used
-    cache.put(3, sized)  # 120 bytes: the least recently used (2) goes
-    assert cache.get(2) is None and cache.get(1) is sized and cache.get(3) is sized
-    cache.put(4, EncodedReplay(b"z" * 200, b""))  # larger than the budget: not kept
-    assert cache.get(4) is None and cache.get(3) is sized
+    cache.put((1, States.DELTA), sized)
+    cache.put((2, States.DELTA), sized)
+    assert cache.get((1, States.DELTA)) is sized  # 1 is now the latest used
+    assert cache.get((1, States.FULL)) is None  # each form is kept on its own
+    cache.put((3, States.DELTA), sized)  # 120 bytes: the least recently used (2) goes
+    assert cache.get((2, States.DELTA)) is None
+    assert cache.get((1, States.DELTA)) is sized and cache.get((3, States.DELTA)) is sized
+    cache.put((4, States.DELTA), EncodedReplay(b"z" * 200, b""))  # over the budget: not kept
+    assert cache.get((4, States.DELTA)) is None and cache.get((3, States.DELTA)) is sized
+
+
+# -- the frames -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("every", [7, KEYFRAME_EVERY])
+@pytest.mark.parametrize("reveal", [True, False])
+@pytest.mark.parametrize(("mnemonic", "seats"), tables())
+def test_keyframes_and_patches_rebuild_every_view(
+        mnemonic: str, seats: int, reveal: bool, every: int,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(replay, "KEYFRAME_EVERY", every)
+    played = playthrough(mnemonic, seats, reveal)
+    replayer = Replayer(played.header, reveal)
+    start = replayer.start()
+    frames = replayer.frames(played.rows)
+    assert replayer.error is None and start["states"] == "delta"
+    assert len(frames) == len(played.rows) == len(played.views) - 1
+    states = rebuilt(start["state"], frames)
+    for number, (state, view) in enumerate(zip(states, played.views, strict=True)):
+        assert text(state) == text(view), (mnemonic, number)
+    keyframes = [number for number, frame in enumerate(frames, 1) if "state" in frame]
+    assert keyframes == list(range(every, len(frames) + 1, every))
+    for frame in frames:
+        if frame["fault"] is not None and "patch" in frame:
+            assert frame["patch"] == [], frame  # a faulty reply changes nothing
+    # A fault's details name what the bot holds: shown once the game is over, not before.
+    assert ("QZX" in text(frames)) is reveal
+    assert any(frame.get("patch") for frame in frames), "no move changed the view"
+
+
+@pytest.mark.parametrize("reveal", [True, False])
+def test_the_golden_scrabble_game_patches_its_board_racks_and_bag(reveal: bool) -> None:
+    played = golden_scrabble(reveal)
+    replayer = Replayer(played.header, reveal)
+    start = replayer.start()
+    frames: list[Any] = replayer.frames(played.rows)
+    assert replayer.error is None
+    for number, (state, view) in enumerate(zip(rebuilt(start["state"], frames), played.views,
+                                               strict=True)):
+        assert text(state) == text(view), number
+    paths = {op["path"].split("/")[1] for frame in frames for op in frame.get("patch", [])}
+    assert "board" in paths and "scores" in paths
+    assert ("racks" in paths) is reveal  # hidden while the game runs, so never patched
+
+
+@pytest.mark.parametrize(("mnemonic", "seats"), tables())
+def test_full_states_give_every_frame_its_view(mnemonic: str, seats: int) -> None:
+    played = playthrough(mnemonic, seats, reveal=True)
+    replayer = Replayer(played.header, reveal=True, states=States.FULL)
+    start = replayer.start()
+    frames = replayer.frames(played.rows)
+    assert start["states"] == "full"
+    assert all("patch" not in frame for frame in frames)
+    assert [text(start["state"])] + [text(frame["state"]) for frame in frames] == [
+        text(view) for view in played.views]
+
+
+@pytest.mark.parametrize("mnemonic", ["HEXAGONS", "SQUELCH", "KALAHA"])
+def test_a_stream_resumed_anywhere_starts_with_a_keyframe(mnemonic: str) -> None:
+    played = playthrough(mnemonic, 2, reveal=False)
+    whole = Replayer(played.header, reveal=False)
+    whole.start()
+    every_frame = whole.frames(played.rows)
+    cuts = {0, 1, 8, KEYFRAME_EVERY - 1, KEYFRAME_EVERY, len(played.rows) - 1}
+    for cut in sorted(cut for cut in cuts if cut < len(played.rows)):
+        stream = Replayer(played.header, reveal=False)  # no start(): a live stream's
+        stream.skip(played.rows[:cut])
+        assert (stream.seq, stream.count) == (cut, cut)
+        sent = stream.frames(played.rows[cut:])
+        assert "state" in sent[0], cut  # the client may have nothing before it
+        assert text(sent[0]["state"]) == text(played.views[cut + 1])
+        # After the first, the frames are the whole replay's, in the same form.
+        assert sent[1:] == every_frame[cut + 1:], cut
+        states = rebuilt(None, sent)[1:]
+        assert [text(s) for s in states] == [text(v) for v in played.views[cut + 1:]]
+
+
+def test_a_move_that_no_longer_replays_stops_the_frames_and_says_where() -> None:
+    played = playthrough("TICTACTOE", 2, reveal=True)
+    rows = move_log([(0, {"position": 4}, None), (1, {"position": 4}, None),
+                     (0, {"position": 0}, None)])  # 4 twice
+    for skipped in (0, 2):
+        replayer = Replayer(played.header, reveal=True)
+        replayer.start()
+        replayer.skip(rows[:skipped])
+        frames = replayer.frames(rows[skipped:])
+        assert len(frames) == 1 - skipped // 2
+        assert replayer.error is not None
+        assert replayer.error.startswith("move 2 does not replay under the current rules")
+
+
+def test_a_25x25_hexagons_game_of_1481_moves_is_a_small_replay() -> None:
+    """The issue's game (bench/replay.py builds it the same way): sizes, not times."""
+    game = configured("HEXAGONS")
+    settings: dict[str, Any] = {"rows": 25, "cols": 25}
+    state = game.new(settings, ["Honeycomb", "Hexed"], random.Random(7))
+    chooser, entries = random.Random(7 + 1000), []
+    while (seat := game.to_move(state)) is not None:
+        move = chooser.choice(list(game.legal_moves(state, seat)))
+        state = game.apply(state, seat, move)
+        entries.append((seat, game.move_to_wire(move), None))
+    assert len(entries) == 1481
+    header = header_of(game, ("Honeycomb", "Hexed"), 7, True, settings)
+    small = replay.encode(header, move_log(entries))
+    full = replay.encode(header, move_log(entries), States.FULL)
+    assert len(small.gzipped) < 200_000 and len(small.plain) < 1_000_000
+    assert len(full.plain) > 15 * len(small.plain)  # what every state whole costs
+    body = json.loads(small.plain)
+    assert sum("state" in frame for frame in body["frames"]) == 1481 // KEYFRAME_EVERY
+    last = rebuilt(body["state"], body["frames"])[-1]
+    assert last == game.spectator_view(state, True)

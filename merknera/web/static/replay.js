@@ -2,8 +2,12 @@
    and jump controls, and (while the game runs) new frames as they are stored.
 
    Frames come from /api/games/<id>/replay and then /api/games/<id>/live (server-sent
-   events).  Boards are drawn by window.MerkneraBoards[<GAME>] (boards.js).  Everything a
-   bot sent is shown with textContent, never as markup. */
+   events).  A frame carries its state whole ("state": the start, every 100th frame, a
+   stream's first) or as the JSON Patch from the frame before it ("patch"), so a frame's
+   state is rebuilt from the nearest whole one at or before it (patches are applied by
+   window.MerkneraPatch, jsonpatch.js).  Boards are drawn by
+   window.MerkneraBoards[<GAME>] (boards.js).  Everything a bot sent is shown with
+   textContent, never as markup. */
 (function () {
   "use strict";
 
@@ -17,9 +21,11 @@
   var list = document.getElementById("moves");
   var playButton = section.querySelector('[data-act="play"]');
   var PLAY_MS = 700;
+  var own = Object.prototype.hasOwnProperty;
 
-  var data = null;        // the replay: game, players, setup, reveal, frames
-  var states = [];        // states[i]: the state after i frames (0: the start)
+  var data = null;        // the replay: game, players, setup, reveal, state, frames
+  var rebuilt = { index: -1, state: null };  // the last state rebuilt (stepping on from it
+                                             // applies one patch, not all since a keyframe)
   var items = [];         // the move list's <li>, one per frame
   var index = 0;          // how many frames are shown
   var timer = null;
@@ -48,14 +54,39 @@
     return frame.text || JSON.stringify(frame.move);
   }
 
+  /* The state after i frames: from the last one rebuilt when it is on the way, else from
+     the nearest whole state at or before i. */
+  function stateAt(i) {
+    var from = i;
+    while (from > 0 && !own.call(data.frames[from - 1], "state")) { from -= 1; }
+    var state = from === 0 ? data.state : data.frames[from - 1].state;
+    if (rebuilt.index <= i && rebuilt.index >= from) { from = rebuilt.index; state = rebuilt.state; }
+    for (var k = from + 1; k <= i; k += 1) {
+      try {
+        state = window.MerkneraPatch.apply(state, data.frames[k - 1].patch);
+      } catch (error) {
+        throw new Error("the board after #" + data.frames[k - 1].seq + " cannot be rebuilt: " + error.message);
+      }
+    }
+    rebuilt = { index: i, state: state };
+    return state;
+  }
+
   function draw(i) {
     var render = window.MerkneraBoards && window.MerkneraBoards[data.game];
     var frame = i > 0 ? data.frames[i - 1] : null;
     var ctx = { players: data.players, setup: data.setup, frame: frame, reveal: data.reveal };
+    var state;
+    try {
+      state = stateAt(i);
+    } catch (error) {
+      board.replaceChildren(el("p", "fault", error.message));
+      return;
+    }
     if (typeof render === "function") {
-      render(board, states[i], ctx);
+      render(board, state, ctx);
     } else {
-      board.replaceChildren(el("pre", "raw-state", JSON.stringify(states[i], null, 1)));
+      board.replaceChildren(el("pre", "raw-state", JSON.stringify(state, null, 1)));
     }
   }
 
@@ -96,9 +127,7 @@
 
   function addFrames(frames) {
     frames.forEach(function (frame) {
-      var previous = states[states.length - 1];
       data.frames.push(frame);
-      states.push(frame.state === null || frame.state === undefined ? previous : frame.state);
       var item = el("li", frame.fault ? "fault" : null);
       item.dataset.index = String(data.frames.length);
       item.appendChild(el("span", "seq", "#" + frame.seq));
@@ -193,7 +222,6 @@
       var frames = replay.frames;
       data = replay;
       data.frames = [];
-      states = [replay.state];
       addFrames(frames);
       bind();
       if (replay.error) {
