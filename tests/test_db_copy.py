@@ -31,7 +31,7 @@ ORDER = {
     "users": "id", "tokens": "id", "bots": "id", "tournaments": "id", "games": "id",
     "seats": "game_id, seat", "moves": "id", "bot_log": "id", "ratings": "bot_id",
     "rating_history": "game_id, bot_id", "tournament_entrants": "tournament_id, bot_id",
-    "tournament_byes": "tournament_id, round", "nodes": "id",
+    "tournament_byes": "tournament_id, round", "nodes": "id", "rating_queue": "game_id",
 }
 """Every table of the store and the key its rows are read in (integers, or node ids that
 sort alike in any collation)."""
@@ -106,6 +106,7 @@ async def _populate(db: Database) -> Arena:
         if outcome is not None:
             assert await games.finish(db, game_id, outcome, {"board": "XO.", "x": 0.1},
                                       log_lines or [])
+            await rating_store.rate_queue(db)  # as a node's rater does, and at its stop
         return game_id
 
     move = games.LoggedCall
@@ -256,6 +257,15 @@ async def play_on(db: Database, arena: Arena) -> None:
         return games.finish_in(conn, arena.running, Outcome.win(0, 2, "crosses won"),
                                {"board": "X"}, [(arena.bots["crosses"], "won")], LATER)
     assert await db.transaction(finish)
+    assert (await rating_store.rate_queue(db)).rated == 1
+
+
+async def play_on_unrated(db: Database, arena: Arena) -> None:
+    """The game left running finishes, and its node dies before rating it."""
+    assert await games.record_moves(db, arena.running, [
+        games.LoggedCall(3, 0, {"position": 0}, latency_ms=2.5)])
+    assert await games.finish(db, arena.running, Outcome.win(0, 2, "crosses won"),
+                              {"board": "X"}, [], node=None)
 
 
 async def new_rows_follow(db: Database, arena: Arena) -> None:
@@ -289,7 +299,10 @@ async def check_copied(source: Path, target: str, arena: Arena) -> Dump:
     """The target holds the source's rows and plays on as the source does; the source's
     dump."""
     before, after = await dump(source), await dump(target)
-    assert all(rows for _, rows in before.values()), "every table has rows to copy"
+    # The rating queue is empty once a node has stopped (a node that died may leave rows:
+    # test_results_queued_for_rating_are_rated_in_the_copy).
+    assert all(rows for table, (_, rows) in before.items() if table != "rating_queue"), (
+        "every table has rows to copy")
     assert after == before
     assert [row[0][1] for row in after["games"][1]] == sorted(
         [*arena.games.values(), arena.running])
@@ -349,6 +362,38 @@ async def test_copy_moves_an_arena_row_for_row(postgres: Cluster, tmp_path: Path
     before = await check_copied(source, target, arena)
     assert summary.rows == counts(before)
     assert (summary.rated_games, summary.rated_bots) == rated(before) == (5, 6)
+
+
+async def test_results_queued_for_rating_are_rated_in_the_copy(postgres: Cluster,
+                                                                tmp_path: Path) -> None:
+    """A node that died between storing a result and rating it: the copy rates the result,
+    as the node's next start would have."""
+    source = tmp_path / "arena.db"
+    arena = await populate(source)
+    old = await Database.open(source)
+    try:
+        await play_on_unrated(old, arena)
+        assert await old.fetchval("SELECT COUNT(*) FROM rating_queue") == 1
+    finally:
+        await old.close()
+    target = await asyncio.to_thread(postgres.new_database)
+    summary = await copy(str(source), target)
+    assert summary.rows["rating_queue"] == 1
+    new = await Database.open(target)
+    try:
+        assert await new.fetchval("SELECT COUNT(*) FROM rating_queue") == 0
+    finally:
+        await new.close()
+    old = await Database.open(source)
+    try:  # what the source's next start would have done
+        expected = await old.transaction(rating_store.rebuild_in)
+    finally:
+        await old.close()
+    assert expected.changed == 2  # the queued game's two bots
+    assert (summary.rated_games, summary.rated_bots) == (expected.games, expected.bots)
+    rebuilt, copied = await dump(source), await dump(target)
+    for table in ("ratings", "rating_history", "rating_queue"):
+        assert copied[table] == rebuilt[table], table
 
 
 # -- copies refused -----------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""Ratings in the store: rated with the result in one transaction, in the order of finish,
-never for games without a result, and rebuilt from the results to the same floats."""
+"""Ratings in the store: a result queued for rating in the transaction that stores it,
+rated by passes in the order of finish, never for games without a result, and rebuilt
+from the results to the same floats."""
 
 from __future__ import annotations
 
@@ -44,9 +45,17 @@ async def new_game(db: Database, bot_ids: Sequence[int], game: str = "TICTACTOE"
     return await db.transaction(lambda conn: games.create(conn, game, 7, bot_ids))
 
 
-async def finish(db: Database, game_id: int, outcome: Outcome, stamp: str) -> bool:
+async def store_result(db: Database, game_id: int, outcome: Outcome, stamp: str) -> bool:
+    """Store how a game ended (its rating is queued)."""
     return await db.transaction(
         lambda conn: games.finish_in(conn, game_id, outcome, None, [], stamp))
+
+
+async def finish(db: Database, game_id: int, outcome: Outcome, stamp: str) -> bool:
+    """Store how a game ended, then run a rating pass (as a node's rater does)."""
+    stored = await store_result(db, game_id, outcome, stamp)
+    await rating_store.rate_queue(db)
+    return stored
 
 
 def ranked(*ranks: int) -> Outcome:
@@ -64,10 +73,13 @@ async def tables(db: Database) -> tuple[list[tuple[Any, ...]], list[tuple[Any, .
     return [tuple(r) for r in ratings], [tuple(r) for r in history]
 
 
-async def test_a_result_rates_every_seat_in_the_same_transaction(db: Database) -> None:
+async def test_a_result_is_queued_with_it_and_rated_by_the_next_pass(db: Database) -> None:
     a, b = await make_bots(db, 2)
     game_id = await new_game(db, [a, b])
-    assert await finish(db, game_id, Outcome.win(1, 2, "O won"), T1)
+    assert await store_result(db, game_id, Outcome.win(1, 2, "O won"), T1)
+    assert await stored(db) == {}
+    assert await db.fetchval("SELECT game_id FROM rating_queue") == game_id
+    assert await rating_store.rate_queue(db) == rating_store.RatingPass(1, 0)
     loser_after, winner_after = update([DEFAULT, DEFAULT], [1, 0])  # a is X, b is O
     rows = {row["bot_id"]: row for row in await db.fetchall("SELECT * FROM ratings")}
     assert set(rows) == {a, b}
@@ -80,41 +92,87 @@ async def test_a_result_rates_every_seat_in_the_same_transaction(db: Database) -
     assert [(h["game_id"], h["bot_id"], h["mu"], h["sigma"], h["ordinal"]) for h in history] == [
         (game_id, a, loser_after.mu, loser_after.sigma, loser_after.conservative),
         (game_id, b, winner_after.mu, winner_after.sigma, winner_after.conservative)]
-    # finished once: a second finish changes nothing, the ratings included
+    assert await db.fetchval("SELECT COUNT(*) FROM rating_queue") == 0
+    # finished once: a second finish changes nothing and queues nothing
     assert not await finish(db, game_id, Outcome.win(0, 2, "X won"), T2)
     assert (await stored(db))[b] == winner_after
+    assert await rating_store.rate_queue(db) == rating_store.RatingPass(0, 0)
 
 
-async def test_the_result_and_the_rating_commit_or_fail_together(
+async def test_the_result_and_its_place_in_the_queue_commit_or_fail_together(
         db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     a, b = await make_bots(db, 2)
     game_id = await new_game(db, [a, b])
+
+    def finish_then_fail(conn: Connection) -> None:
+        assert games.finish_in(conn, game_id, Outcome.win(0, 2, "X won"), None, [], T1)
+        assert conn.execute("SELECT COUNT(*) FROM rating_queue").fetchone()[0] == 1
+        raise RuntimeError("something later in the transaction failed")
+
+    with pytest.raises(RuntimeError, match="later"):
+        await db.transaction(finish_then_fail)
+    game = await db.fetchone("SELECT status, outcome FROM games WHERE id = ?", (game_id,))
+    assert game is not None and (game["status"], game["outcome"]) == ("PENDING", None)
+    assert await db.fetchval("SELECT COUNT(*) FROM rating_queue") == 0
+
+    # A pass that fails changes nothing: the result stays queued for the next one.
+    assert await store_result(db, game_id, Outcome.win(0, 2, "X won"), T1)
 
     def broken(*_args: object) -> tuple[Rating, ...]:
         raise RuntimeError("the rating maths failed")
 
     monkeypatch.setattr(rating_store, "update", broken)
     with pytest.raises(RuntimeError, match="rating maths"):
-        await finish(db, game_id, Outcome.win(0, 2, "X won"), T1)
-    game = await db.fetchone("SELECT status, outcome FROM games WHERE id = ?", (game_id,))
-    assert game is not None and (game["status"], game["outcome"]) == ("PENDING", None)
-    assert await db.fetchval("SELECT COUNT(*) FROM seats WHERE result IS NOT NULL") == 0
-    assert await stored(db) == {}
-
-    # and a transaction that fails after rating the game leaves no rating behind
-    monkeypatch.undo()
-
-    def finish_then_fail(conn: Connection) -> None:
-        assert games.finish_in(conn, game_id, Outcome.win(0, 2, "X won"), None, [], T1)
-        assert conn.execute("SELECT COUNT(*) FROM ratings").fetchone()[0] == 2
-        raise RuntimeError("something later in the transaction failed")
-
-    with pytest.raises(RuntimeError, match="later"):
-        await db.transaction(finish_then_fail)
+        await rating_store.rate_queue(db)
     assert await stored(db) == {}
     assert await db.fetchval("SELECT COUNT(*) FROM rating_history") == 0
-    assert await finish(db, game_id, Outcome.win(0, 2, "X won"), T1)
+    assert await db.fetchval("SELECT COUNT(*) FROM rating_queue") == 1
+    monkeypatch.undo()
+    assert await rating_store.rate_queue(db) == rating_store.RatingPass(1, 0)
     assert len(await stored(db)) == 2
+
+
+async def test_a_pass_leaves_the_results_of_its_stamp_for_the_next(db: Database) -> None:
+    """A result stored after a pass is queued may carry the pass's own stamp and a smaller
+    id: the pass leaves results of that stamp alone, so none is ever rated out of order."""
+    a, b, c = await make_bots(db, 3)
+    g1, g2, g3 = [await new_game(db, seats) for seats in ([a, b], [b, c], [a, c])]
+    assert await store_result(db, g1, ranked(0, 1), T1)
+    assert await store_result(db, g3, ranked(1, 0), T2)
+    assert await db.transaction(
+        lambda conn: rating_store.rate_queued(conn, T2)) == rating_store.RatingPass(1, 1)
+    assert [point.game_id for point in await rating_store.history(db, a)] == [g1]
+    assert await store_result(db, g2, ranked(0, 0), T2)  # the same stamp, a smaller id
+    assert await db.transaction(
+        lambda conn: rating_store.rate_queued(conn, T3)) == rating_store.RatingPass(2, 0)
+    live = await tables(db)
+    summary = await rating_store.rebuild(db)
+    assert summary.changed == 0 and await tables(db) == live
+    assert [point.game_id for point in await rating_store.history(db, c)] == [g2, g3]
+
+
+@pytest.mark.parametrize("rated_at", [None, T0, "2030-01-01T00:09:00.000Z"],
+                         ids=["on top of nothing", "on top of a rated game",
+                              "under a rated game that finished after them"])
+async def test_one_pass_over_many_results_rates_as_a_rebuild_does(
+        db: Database, rated_at: str | None) -> None:
+    """The last case is another node's result, rated first though stamped later: the pass
+    rates its games in order under it, then that game again."""
+    bots = await make_bots(db, 5)
+    seatings = [(bots[i % 5], bots[(i * 2 + 1) % 5]) for i in range(12)]
+    seatings = [seats for seats in seatings if seats[0] != seats[1]]
+    if rated_at is not None:
+        assert await finish(db, await new_game(db, [bots[0], bots[1]]), ranked(0, 1),
+                            rated_at)
+    for index, seats in enumerate(seatings):
+        game_id = await new_game(db, list(seats))
+        stamp = f"2030-01-01T00:01:{index // 3:02d}.000Z"  # three to a millisecond
+        assert await store_result(db, game_id, ranked(index % 2, (index + 1) % 2), stamp)
+    assert await rating_store.rate_queue(db) == rating_store.RatingPass(len(seatings), 0)
+    live = await tables(db)
+    summary = await rating_store.rebuild(db)
+    assert (summary.games, summary.changed) == (len(seatings) + (rated_at is not None), 0)
+    assert await tables(db) == live
 
 
 @pytest.mark.parametrize("termination", [Termination.SUPERSEDED, Termination.ABORTED])

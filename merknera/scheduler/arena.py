@@ -1,5 +1,6 @@
 """What every game runner shares: the config, the store, the seat transports, the presence,
-the event bus, the concurrency slots, and the notifier for calls whose replies are ignored."""
+the event bus, the concurrency slots, the notifier for calls whose replies are ignored,
+and the rater."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from merknera.events import EventBus, GameFinished
 from merknera.games import JSON, AnyGame
 from merknera.scheduler.leases import Leases
 from merknera.scheduler.presence import Presence
+from merknera.scheduler.rater import Rater
 from merknera.scheduler.readiness import Readiness
 from merknera.scheduler.slots import Slots
 from merknera.seats import SeatCall, Seats
@@ -95,6 +97,11 @@ class Arena:
     """Called (in tasks of their own) after every game that finished with its result
     stored; unlike the event bus, they never miss one."""
     _hook_tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    rater: Rater = field(init=False)
+    """Rates the results in passes (see merknera.store.ratings)."""
+
+    def __post_init__(self) -> None:
+        self.rater = Rater(self.db)
 
     def latest(self, bot: Bot) -> Bot:
         """The bot's latest registration (endpoint, secret), or the record given if it is

@@ -40,6 +40,7 @@ class Scheduler:
         (one whose runner failed to record its end)."""
         leases = self.arena.leases
         await leases.heartbeat()
+        self.arena.rater.start()
         # One node resumes every game (each waits for a place); one of several takes what
         # it has room for, and leaves the rest to the others.
         alone = self.arena.db.backend == "sqlite"
@@ -124,8 +125,9 @@ class Scheduler:
         return len(self._tasks) - len(self._people)
 
     async def wait_idle(self) -> None:
-        """Wait until no game is left to play."""
+        """Wait until no game is left to play, and every result is rated."""
         await self._idle.wait()
+        await self.arena.rater.wait_idle()
 
     async def stop(self) -> None:
         """Cancel every runner; their games resume at the next start."""
@@ -135,6 +137,7 @@ class Scheduler:
             await asyncio.gather(self._sweeper, return_exceptions=True)
         await self.cancel(list(self._tasks))
         await asyncio.gather(*self._cancelling, return_exceptions=True)
+        await self.arena.rater.stop()
         await self.arena.notifier.stop()
         try:
             await self.arena.leases.stopped()

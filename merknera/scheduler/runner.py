@@ -430,10 +430,11 @@ class GameRunner:
         seats = [self._bot(play, seat) for seat in range(play.seats)]
         results = [outcome.result_for(seat) for seat in range(play.seats)]
         log_lines = completion_lines(self._game_id, seats, results, outcome.detail)
-        if not await games.finish(arena.db, self._game_id, outcome,
-                                  game.state_to_json(play.state), log_lines,
-                                  arena.leases.node):
+        if not await games.finish(arena.db, self._game_id, outcome, game.state_to_json(
+                play.state), log_lines, arena.leases.node):
             return
+        if outcome.ranks is not None:
+            arena.rater.poke()  # its result is queued for rating
         at_fault = tuple(
             bot.id for seat, bot in enumerate(seats)
             if play.strikes[seat] > 0 or (outcome.termination.is_forfeit
@@ -451,9 +452,8 @@ class GameRunner:
                                                   seat))
 
     async def _finish_without_play(self, termination: Termination, detail: str) -> None:
-        await games.finish(self._arena.db, self._game_id,
-                           Outcome.no_result(termination, detail), None,
-                           node=self._arena.leases.node)
+        await games.finish(self._arena.db, self._game_id, Outcome.no_result(termination, detail),
+                           None, node=self._arena.leases.node)
 
     # -- helpers ------------------------------------------------------------------------------
 

@@ -23,7 +23,8 @@ from merknera.store.db import Database, StoreError
 from merknera.store.postgres import PgConnection, connect_sync, redacted, value
 
 TABLES = ("users", "tokens", "bots", "tournaments", "games", "seats", "moves", "bot_log",
-          "ratings", "rating_history", "tournament_entrants", "tournament_byes", "nodes")
+          "ratings", "rating_history", "rating_queue", "tournament_entrants", "tournament_byes",
+          "nodes")
 """Every table of the store, each after the tables its rows refer to."""
 
 IDENTITIES = ("users", "tokens", "bots", "tournaments", "games", "moves", "bot_log")
@@ -80,6 +81,9 @@ def _copy_rows(source: str, target: str) -> CopySummary:
                 copied = _value(writer, f"SELECT COUNT(*) FROM {table}")
                 if copied != count:
                     raise CopyError(f"{table}: {count} rows in {source}, {copied} copied")
+            # Results the source queued and did not rate (its node stopped between the
+            # two) are rated here, as that node's next start would have.
+            ratings.rate_queued(writer)
             history = writer.execute(_HISTORY).fetchall()
             rebuilt = ratings.rebuild_in(writer)  # replaces rating_history too
             if rebuilt.changed or writer.execute(_HISTORY).fetchall() != history:

@@ -226,8 +226,8 @@ async def finish(db: Database, game_id: int, outcome: Outcome, final_state: JSON
 def finish_in(conn: Connection, game_id: int, outcome: Outcome, final_state: JSON,
               log_lines: Sequence[tuple[int, str]], stamp: str,
               node: str | None = None) -> bool:
-    """:func:`finish` inside a write transaction; a game with a result is rated in it too
-    (:func:`merknera.store.ratings.rate_in`)."""
+    """:func:`finish` inside a write transaction; a game with a result is queued for rating
+    in it too (:func:`merknera.store.ratings.queue_in`)."""
     cursor = conn.execute(
         "UPDATE games SET status = 'FINISHED', outcome = ?, reason = ?, detail = ?, "
         "final_state = ?, finished_at = ?, started_at = COALESCE(started_at, ?) "
@@ -248,8 +248,9 @@ def finish_in(conn: Connection, game_id: int, outcome: Outcome, final_state: JSO
         "INSERT INTO bot_log (bot_id, game_id, message, created_at) VALUES (?, ?, ?, ?)",
         [(bot_id, game_id, message, stamp) for bot_id, message in log_lines])
     if outcome.ranks is not None:
-        # The rating change commits with the result (games without a result are not rated).
-        ratings.rate_in(conn, game_id, outcome)
+        # Its place in the rating queue commits with the result (games without a result
+        # are not rated).
+        ratings.queue_in(conn, game_id)
     return True
 
 

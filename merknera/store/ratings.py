@@ -1,18 +1,23 @@
 """Ratings in the store: kept in step with the results, and rebuilt from them.
 
-Every game that ends with a result is rated inside the transaction that records the result
-(:func:`rate_in`, called by :func:`merknera.store.games.finish_in`), so a result and its
-rating change commit together or not at all.  Games without a result (superseded, aborted)
-are not rated.
+A game that ends with a result is queued for rating (:func:`queue_in`, called by
+:func:`merknera.store.games.finish_in`) in the transaction that records the result, so a
+result and its place in the queue commit together or not at all.  The queue is rated in
+passes (:func:`rate_queued`, run by :class:`merknera.scheduler.rater.Rater` a moment after
+results come in): one pass rates every result of that moment with a few statements,
+rather than a transaction's worth of statements per game.  Games without a result
+(superseded, aborted) are not rated.
 
 **Order.**  Ratings depend on the order games are rated in.  That order is the order of
 finish, ``(games.finished_at, games.id)``: :func:`rebuild_in` replays every stored result in
-it.  The live order is the same one: usually a game that finishes sorts after every game
-rated before it and is simply rated on top.  When it does not (two games finished in the
-same millisecond and the one with the larger id committed first, or the clock stepped
-back), :func:`rate_in` rewinds the bots of the games that sort after it to their ratings
-before it (from ``rating_history``) and rates those games again, in order, after it.  So at
-every commit the ratings equal a rebuild from the results stored so far, float for float.
+it.  The live order is the same one.  A pass rates only the results stamped before a given
+stamp (the newest one handed out when the pass was queued): a result still to come is
+stamped no earlier, so it cannot sort before one rated now.  The one exception, games
+stamped by another node whose clock is behind, or a clock that stepped back, is handled as
+before: a pass that finds a rated game sorting after a queued one rewinds the bots of the
+games after it to their ratings before it (from ``rating_history``) and rates those games
+again, in order, after it.  So once the queue is empty the ratings equal a rebuild from the
+results, float for float.
 
 A game in which one bot holds two seats is not rated (one bot cannot be two teams); no game
 the platform schedules does that.
@@ -21,12 +26,12 @@ the platform schedules does that.
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from merknera.games.base import Outcome
 from merknera.ratings import DEFAULT, Rating, update
-from merknera.store.db import Connection, Database, Row
+from merknera.store.db import IDS, Connection, Database, Row
 
 _WITH_RESULT = "games.status = 'FINISHED' AND games.outcome != 'NO_RESULT'"
 _RATED = f"{_WITH_RESULT} AND games.rated = 1"
@@ -78,33 +83,90 @@ RATING_LOCK = 0x6D726B72  # "mrkr"
 """The advisory lock that puts the finishes of every node in a line for rating."""
 
 
-def rate_in(conn: Connection, game_id: int, outcome: Outcome) -> bool:
-    """Rate a game that was just recorded as finished (inside the same transaction).
+@dataclass(frozen=True)
+class RatingPass:
+    """What one :func:`rate_queued` did."""
 
-    Must run after the game's row and seats are written (``finished_at``, the seats' ranks).
-    Does nothing for an outcome without ranks.  Returns whether the game was rated.
+    rated: int
+    """Games rated."""
+    waiting: int
+    """Queued games left for a later pass (stamped at or after its stamp)."""
+
+
+def queue_in(conn: Connection, game_id: int) -> None:
+    """Queue a game just recorded as finished with a result, for :func:`rate_queued`."""
+    conn.execute("INSERT INTO rating_queue (game_id) VALUES (?)", (game_id,))
+
+
+def rate_queued(conn: Connection, before: str | None = None) -> RatingPass:
+    """Rate the queued games that finished before the stamp ``before`` (all of them when
+    None), in the order of finish, inside a write transaction.
+
+    ``before`` must be a stamp no result still to be stored here can sort before: the
+    newest :func:`merknera.store.db.now` handed out before this pass was queued.
     """
-    if outcome.ranks is None:
-        return False
-    # Nodes sharing a PostgreSQL database finish games at the same time: ratings are read,
-    # updated and written one finish at a time (a lock held to the end of the
-    # transaction), or two finishes would both start from the same rating and one update
-    # would be lost.  SQLite's one writer is one at a time already.
+    # Nodes sharing a PostgreSQL database rate at the same time: ratings are read,
+    # updated and written one pass at a time (a lock held to the end of the transaction),
+    # or two passes would both start from the same rating and one update would be lost.
+    # SQLite's one writer is one at a time already.
     conn.execute(f"SELECT 1 /*pg: , pg_advisory_xact_lock({RATING_LOCK})*/")
-    row = conn.execute(f"SELECT game, finished_at, rated FROM games WHERE id = ? AND "
-                       f"{_WITH_RESULT}", (game_id,)).fetchone()
-    if row is None:
-        raise ValueError(f"game {game_id} is not finished with a result; it cannot be rated")
-    if not row["rated"]:
-        return False  # an anonymous seat: played and kept, but nobody is rated
-    game, finished_at = row["game"], row["finished_at"]
+    queued = conn.execute(
+        "SELECT games.id, games.game, games.finished_at, "
+        f"({_RATED}) AS rateable FROM rating_queue "
+        "JOIN games ON games.id = rating_queue.game_id "
+        "ORDER BY games.finished_at, games.id").fetchall()
+    due = [row for row in queued if before is None or row["finished_at"] < before]
+    if not due:
+        return RatingPass(0, len(queued))
+    ids = json.dumps([row["id"] for row in due])
+    rateable = [(row["id"], row["game"], row["finished_at"]) for row in due if row["rateable"]]
+    seatings: dict[int, list[tuple[int, int]]] = {game_id: [] for game_id, _, _ in rateable}
+    for row in conn.execute("SELECT game_id, bot_id, rank FROM seats "
+                            f"WHERE game_id IN {IDS} ORDER BY game_id, seat", (ids,)):
+        if row[0] in seatings:
+            seatings[row[0]].append((row[1], row[2]))
+    firsts: dict[str, tuple[int, str]] = {}
+    for game_id, game, finished_at in rateable:
+        firsts.setdefault(game, (game_id, finished_at))
+    if any(_rated_after(conn, game, finished_at, game_id)
+           for game, (game_id, finished_at) in firsts.items()):
+        # A rated game sorts after a queued one (another node's clock, or a clock that
+        # stepped back): one game at a time, rewinding those after it, each out of the
+        # queue once rated (a game in the queue is not rated yet: see _rated_after).
+        rated = 0
+        for game_id, game, finished_at in rateable:
+            rated += _rate_in_order(conn, game_id, game, finished_at, seatings[game_id])
+            conn.execute("DELETE FROM rating_queue WHERE game_id = ?", (game_id,))
+        conn.execute(f"DELETE FROM rating_queue WHERE game_id IN {IDS}", (ids,))
+        return RatingPass(rated, len(queued) - len(due))
+    current = _load(conn, {bot_id for seated in seatings.values() for bot_id, _ in seated})
+    changed: dict[int, BotRating] = {}
+    history: list[tuple[int, int, float, float, float]] = []
+    rated = 0
+    for game_id, game, finished_at in rateable:
+        after = _next(current, game, finished_at, seatings[game_id])
+        if after is None:
+            continue
+        rated += 1
+        for new in after:
+            current[new.bot_id] = changed[new.bot_id] = new
+            history.append(_history_row(game_id, new))
+    conn.executemany(_UPSERT, [_rating_row(r) for r in changed.values()])
+    conn.executemany(
+        "INSERT INTO rating_history (game_id, bot_id, mu, sigma, ordinal) VALUES (?, ?, ?, ?, ?)",
+        history)
+    conn.execute(f"DELETE FROM rating_queue WHERE game_id IN {IDS}", (ids,))
+    return RatingPass(rated, len(queued) - len(due))
+
+
+def _rate_in_order(conn: Connection, game_id: int, game: str, finished_at: str,
+                   seated: Sequence[tuple[int, int]]) -> bool:
+    """Rate one game in its place in the order of finish: on top of the stored ratings,
+    or, when rated games sort after it, by rating those again after it."""
     if _rated_after(conn, game, finished_at, game_id):
         _replay_from(conn, game, finished_at, game_id)
         return _has_history(conn, game_id)
-    bot_ids = [r[0] for r in conn.execute(
-        "SELECT bot_id FROM seats WHERE game_id = ? ORDER BY seat", (game_id,))]
-    return _rate_one(conn, game_id, game, finished_at, list(zip(bot_ids, outcome.ranks,
-                                                                 strict=True)))
+    return _rate_one(conn, game_id, game, finished_at, seated)
 
 
 def rebuild_in(conn: Connection) -> RebuildSummary:
@@ -112,9 +174,10 @@ def rebuild_in(conn: Connection) -> RebuildSummary:
 
     Replaces both tables; the numbers equal those kept live, float for float.
     """
-    conn.execute(f"SELECT 1 /*pg: , pg_advisory_xact_lock({RATING_LOCK})*/")  # see rate_in
+    conn.execute(f"SELECT 1 /*pg: , pg_advisory_xact_lock({RATING_LOCK})*/")  # see rate_queued
     before = {row[0]: tuple(row) for row in conn.execute(
         "SELECT bot_id, game, mu, sigma, rated_games, updated_at FROM ratings")}
+    conn.execute("DELETE FROM rating_queue")  # every result is rated below
     conn.execute("DELETE FROM rating_history")
     conn.execute("DELETE FROM ratings")
     current: dict[int, BotRating] = {}
@@ -180,10 +243,12 @@ def _rate_one(conn: Connection, game_id: int, game: str, finished_at: str,
 
 def _rated_after(conn: Connection, game: str, finished_at: str,
                  game_id: int) -> list[tuple[int, str]]:
-    """(id, finished_at) of the games of ``game`` with a result that sort after the point."""
+    """(id, finished_at) of the rated games of ``game`` that sort after the point (games
+    still in the rating queue are not rated yet)."""
     return [(row[0], row[1]) for row in conn.execute(
         "SELECT id, finished_at FROM games "
         f"WHERE finished_at >= ? AND (finished_at, id) > (?, ?) AND game = ? AND {_RATED} "
+        "AND NOT EXISTS (SELECT 1 FROM rating_queue WHERE rating_queue.game_id = games.id) "
         "ORDER BY finished_at, id", (finished_at, finished_at, game_id, game))]
 
 
@@ -222,12 +287,9 @@ def _has_history(conn: Connection, game_id: int) -> bool:
 
 
 def _load(conn: Connection, bot_ids: Iterable[int]) -> dict[int, BotRating]:
-    found = {}
-    for bot_id in bot_ids:
-        row = conn.execute("SELECT * FROM ratings WHERE bot_id = ?", (bot_id,)).fetchone()
-        if row is not None:
-            found[bot_id] = _bot_rating(row)
-    return found
+    rows = conn.execute(f"SELECT * FROM ratings WHERE bot_id IN {IDS}",
+                        (json.dumps(sorted(bot_ids)),))
+    return {row["bot_id"]: _bot_rating(row) for row in rows}
 
 
 def _bot_rating(row: Row) -> BotRating:
@@ -246,6 +308,12 @@ def _history_row(game_id: int, r: BotRating) -> tuple[int, int, float, float, fl
 # -- the store's interface ----------------------------------------------------------------------
 
 
+async def rate_queue(db: Database) -> RatingPass:
+    """Rate every queued result now (:func:`rate_queued` without a stamp: for a node that
+    stops, and for tools that store results themselves)."""
+    return await db.transaction(rate_queued)
+
+
 async def rebuild(db: Database) -> RebuildSummary:
     """:func:`rebuild_in` in one write transaction."""
     return await db.transaction(rebuild_in)
@@ -260,6 +328,7 @@ async def rebuild_if_needed(db: Database) -> RebuildSummary | None:
     missing = await db.fetchval(
         f"SELECT EXISTS (SELECT 1 FROM games WHERE {_RATED} AND NOT EXISTS "
         "(SELECT 1 FROM rating_history WHERE rating_history.game_id = games.id) "
+        "AND NOT EXISTS (SELECT 1 FROM rating_queue WHERE rating_queue.game_id = games.id) "
         "AND (SELECT COUNT(DISTINCT bot_id) = COUNT(*) FROM seats "
         "WHERE seats.game_id = games.id))")
     return await rebuild(db) if missing else None

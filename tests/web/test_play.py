@@ -27,7 +27,7 @@ from merknera.app import Platform, build_app
 from merknera.config import Config
 from merknera.web.play import token_handle
 from tests.e2e.harness import E2E, Processes
-from tests.support import free_port
+from tests.support import free_port, until
 from tests.web.conftest import Watched
 
 TTT_BOT = "perfect-ttt"
@@ -201,9 +201,14 @@ async def test_a_named_person_plays_first_and_is_rated(served: Served) -> None:
     stored = await served.e2e.game(final["game_id"])
     assert stored["rated"] is True and stored["status"] == "FINISHED"
     assert [s["name"] for s in stored["seats"]] == ["ada", TTT_BOT]
-    bot = await served.e2e.get(f"/api/bots/{served.ttt}")
-    assert bot["rating"]["rated_games"] == 1
-    assert guest["rating"]["rated_games"] == 1
+
+
+    async def rated_once(bot_id: int) -> bool:  # by the rater's next pass (about 20 ms)
+        bot = await served.e2e.get(f"/api/bots/{bot_id}")
+        return bool(bot["rating"]["rated_games"] == 1)
+
+    await until(lambda: rated_once(served.ttt))
+    assert await rated_once(final["players"][0]["bot_id"])
 
     # After a restart the game is read from the store: over, as it ended.
     e2e = served.e2e
