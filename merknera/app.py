@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
+from merknera import names
 from merknera.assets import AssetStore, load_games
 from merknera.botclient import BotClient, wanted_connections
 from merknera.config import Config
@@ -123,6 +124,7 @@ class Platform:
                         "not max_connections = %d", self.budget.limit, self.budget.inbound,
                         self.config.max_connections)
         self._db = await Database.open(self.config.db)
+        names.prepare()
         # A database from before ratings existed gets its ratings computed once.
         rebuilt = await ratings.rebuild_if_needed(self._db)
         if rebuilt is not None:

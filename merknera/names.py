@@ -113,6 +113,12 @@ def name_shape(text: str) -> str:
     return _skeleton(unicodedata.normalize("NFKC", text))
 
 
+def prepare() -> None:
+    """Load the Unicode tables names are checked with (about 30 ms, once), so that the
+    first registration does not pay for it inside its write transaction."""
+    check_bot_name("prepare")
+
+
 def _skeleton(text: str) -> str:
     representative = _representatives()
     return _SPACES.sub(" ", "".join(representative.get(char, char) for char in text).strip())
