@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import socket
@@ -305,8 +306,8 @@ def build_app(config: Config, platform: Platform | None = None) -> web.Applicati
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         await platform.start()
-        log.info("Merknera is serving at %s (database %s)", config.base_url,
-                 redacted(config.db))
+        log.info("Merknera is serving at %s (database %s, event loop %s)", config.base_url,
+                 redacted(config.db), type(asyncio.get_running_loop()).__module__)
         yield
         await platform.stop()
 

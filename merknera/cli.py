@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from merknera import logfilter
+from merknera import logfilter, loop
 from merknera.assets import AssetError
 from merknera.config import ConfigError, add_config_arguments, load_config, overrides_from_args
 from merknera.store import Database, StoreError, users
@@ -243,7 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "serve":
             from merknera.server import serve
 
-            asyncio.run(serve(config))
+            loop.run(serve(config))
             return 0
         if args.command == "demo":
             from merknera.demo import run_demo
