@@ -44,6 +44,7 @@ from pathlib import Path
 
 import aiohttp
 
+from merknera import loop
 from merknera.app import Platform
 from merknera.botclient import BotClient
 from merknera.config import Config
@@ -284,4 +285,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    loop.run(main())  # the loop merknera serve runs on, for every measurement here
