@@ -39,6 +39,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -52,54 +53,52 @@ from merknera.games import JSONObject
 from merknera.scheduler.registration import RegistrationRequest
 from merknera.store import games, users
 
+NEXT_MOVE: JSONObject = {"gameid": 1, "mark": "X",
+                         "gamestate": ["X", "O", "", "", "", "", "", "", ""]}
+
+
+async def timed_calls(call: Callable[[str], Awaitable[None]], urls: list[str], calls: int,
+                      concurrency: int) -> tuple[float, float]:
+    """``calls`` calls of ``call(url)`` over the urls, ``concurrency`` in flight, after as
+    many to warm up connections: calls per second, and this process's CPU seconds per call."""
+    remaining = calls
+
+    async def worker(index: int) -> None:
+        nonlocal remaining
+        url = urls[index % len(urls)]
+        while remaining > 0:
+            remaining -= 1
+            await call(url)
+
+    await asyncio.gather(*(worker(i) for i in range(concurrency)))  # warm-up connections
+    remaining = calls
+    started, cpu = time.perf_counter(), time.process_time()
+    await asyncio.gather(*(worker(i) for i in range(concurrency)))
+    return calls / (time.perf_counter() - started), (time.process_time() - cpu) / calls
+
 
 async def bare_rate(config: Config, urls: list[str], calls: int,
                     concurrency: int) -> tuple[float, float]:
     """NextMove calls per second through BotClient, ``concurrency`` in flight, and the CPU
     seconds this process used per call."""
-    params: JSONObject = {"gameid": 1, "mark": "X",
-                          "gamestate": ["X", "O", "", "", "", "", "", "", ""]}
     async with BotClient(config) as client:
-        remaining = calls
+        async def call(url: str) -> None:
+            reply = await client.call(url, "s", "TicTacToe.NextMove", NEXT_MOVE, 10.0)
+            assert reply.ok, reply.fault
 
-        async def worker(index: int) -> None:
-            nonlocal remaining
-            url = urls[index % len(urls)]
-            while remaining > 0:
-                remaining -= 1
-                reply = await client.call(url, "s", "TicTacToe.NextMove", params, 10.0)
-                assert reply.ok, reply.fault
-
-        await asyncio.gather(*(worker(i) for i in range(concurrency)))  # warm-up connections
-        remaining = calls
-        started, cpu = time.perf_counter(), time.process_time()
-        await asyncio.gather(*(worker(i) for i in range(concurrency)))
-        return calls / (time.perf_counter() - started), (time.process_time() - cpu) / calls
+        return await timed_calls(call, urls, calls, concurrency)
 
 
 async def aiohttp_rate(urls: list[str], calls: int, concurrency: int) -> float:
     """NextMove calls per second from one plain aiohttp client session, ``concurrency`` in
     flight: the yardstick issue 15 measured the platform against."""
-    params: JSONObject = {"gameid": 1, "mark": "X",
-                          "gamestate": ["X", "O", "", "", "", "", "", "", ""]}
     async with aiohttp.ClientSession() as session:
-        remaining = calls
+        async def call(url: str) -> None:
+            async with session.post(url, json={"jsonrpc": "2.0", "method": "TicTacToe.NextMove",
+                                               "params": NEXT_MOVE, "id": 1}) as response:
+                assert "result" in await response.json()
 
-        async def worker(index: int) -> None:
-            nonlocal remaining
-            url = urls[index % len(urls)]
-            while remaining > 0:
-                remaining -= 1
-                async with session.post(url, json={
-                        "jsonrpc": "2.0", "method": "TicTacToe.NextMove", "params": params,
-                        "id": remaining}) as response:
-                    assert "result" in await response.json()
-
-        await asyncio.gather(*(worker(i) for i in range(concurrency)))  # warm-up connections
-        remaining = calls
-        started = time.perf_counter()
-        await asyncio.gather(*(worker(i) for i in range(concurrency)))
-        return calls / (time.perf_counter() - started)
+        return (await timed_calls(call, urls, calls, concurrency))[0]
 
 
 async def platform_rate(config: Config, urls: list[str],

@@ -85,6 +85,16 @@ def answering(*replies: bytes, then_close: bool = False) -> Script:
     return script
 
 
+def held_until(release: asyncio.Event) -> Script:
+    """A script that reads a request and answers it (then closes) once ``release`` is set."""
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        await release.wait()
+        writer.write(reply(b"done", b"Connection: close\r\n"))
+        await writer.drain()
+    return script
+
+
 class CountingResolver:
     """Resolves every name to loopback, counting lookups."""
 
@@ -262,14 +272,7 @@ async def test_the_deadline_ends_the_request_and_its_connection(
 async def test_connections_stay_within_the_limit_and_waiters_get_the_freed_room(
         serve: Callable[..., Awaitable[Server]]) -> None:
     release = asyncio.Event()
-
-    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
-        await release.wait()
-        writer.write(reply(b"done", b"Connection: close\r\n"))
-        await writer.drain()
-
-    server = await serve(script)
+    server = await serve(held_until(release))
     async with pool(limit=2) as client:
         calls = [asyncio.create_task(client.request(at(server.port), HEAD, b"{}", 100,
                                                     soon(5))) for _ in range(5)]
@@ -296,14 +299,7 @@ async def test_room_is_made_by_closing_an_idle_connection_of_another_origin(
 async def test_a_cancelled_waiter_passes_its_room_on(
         serve: Callable[..., Awaitable[Server]]) -> None:
     release = asyncio.Event()
-
-    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
-        await release.wait()
-        writer.write(reply(b"done", b"Connection: close\r\n"))
-        await writer.drain()
-
-    server = await serve(script)
+    server = await serve(held_until(release))
     async with pool(limit=1) as client:
         holder = asyncio.create_task(client.request(at(server.port), HEAD, b"{}", 100, soon()))
         await asyncio.sleep(0.05)
