@@ -240,16 +240,21 @@ class BotClient:
             # signature: a bot that refuses a signature it has seen (a replay) takes it.
             stamp = max(int(time.time()), stamp + 1)
             timestamp = str(stamp)
-            head = self._head(method, origin, timestamp, signing.sign(secret, timestamp, body),
-                              body)
+            try:
+                head = self._head(method, origin, timestamp,
+                                  signing.sign(secret, timestamp, body), body)
+            except UnicodeEncodeError:  # Origin.of lets only ASCII through: a safety net
+                return CallResult(request=body, fault=Fault(
+                    FaultKind.UNREACHABLE, "the endpoint is not a URL this platform calls"))
             try:
                 reply = await self._pool.request(origin, head, body,
                                                  self._config.max_reply_bytes, deadline)
                 return CallResult(request=body, reply=reply.body, status=reply.status,
                                   latency=time.perf_counter() - started)
             except (TimeoutError, http1.HttpError) as exc:
-                if isinstance(exc, http1.ConnectError):
-                    _raise_if_exhausted(exc.os_error)
+                # The OS's reason rides along (ConnectError.os_error, or the cause of a
+                # lost connection): the platform's own shortage is no bot's fault.
+                _raise_if_exhausted(exc)
                 kind, message, again = self._failure(exc, time_limit)
                 if again and attempt + 1 < attempts and deadline - loop.time() > 0.05:
                     continue

@@ -5,7 +5,7 @@ from the results to the same floats."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import pytest
@@ -339,3 +339,41 @@ async def test_a_game_with_an_anonymous_seat_keeps_its_result_but_rates_nobody(
     summary = await db.transaction(rating_store.rebuild_in)
     assert (summary.games, summary.changed) == (1, 0)
     assert await tables(db) == live
+
+
+class Interleaved:
+    """A connection that lets another node's finish commit right after a statement of the
+    rebuild's (on PostgreSQL, READ COMMITTED shows such a commit to the next statement)."""
+
+    def __init__(self, conn: Connection, after: str,
+                 other: Callable[[Connection], object]) -> None:
+        self._conn, self._after, self._other = conn, after, other
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Any:
+        cursor = self._conn.execute(sql, parameters)
+        if sql.startswith(self._after):
+            self._other(self._conn)
+        return cursor
+
+    def executemany(self, sql: str, parameters: Any, /) -> Any:
+        return self._conn.executemany(sql, parameters)
+
+
+@pytest.mark.parametrize("after", ["SELECT games.id", "DELETE FROM rating_queue"],
+                         ids=["after the results are read", "after the queue is emptied"])
+async def test_a_finish_that_commits_during_a_rebuild_is_rated_once(db: Database,
+                                                                   after: str) -> None:
+    a, b = await make_bots(db, 2)
+    first, second = await new_game(db, [a, b]), await new_game(db, [a, b])
+    assert await finish(db, first, ranked(1, 0), T1)
+
+    def other(conn: Connection) -> object:
+        return games.finish_in(conn, second, ranked(0, 1), None, [], T2)
+
+    await db.transaction(lambda conn: rating_store.rebuild_in(Interleaved(conn, after, other)))
+    assert await db.fetchval("SELECT COUNT(*) FROM rating_queue") == 1  # not rated: queued
+    assert await rating_store.rate_queue(db) == rating_store.RatingPass(1, 0)
+    assert (await rating_store.get(db, a)) is not None
+    assert [point.game_id for point in await rating_store.history(db, a)] == [first, second]
+    live = await tables(db)
+    assert (await rating_store.rebuild(db)).changed == 0 and await tables(db) == live

@@ -25,6 +25,14 @@ GATHER = 0.02
 RETRY = 1.0
 """Seconds before a failed pass is tried again."""
 
+SWEEP = 5.0
+"""Seconds between passes when nothing pokes: results nobody announced get rated too (a
+finish whose runner was cancelled as it committed, a dead node's last results)."""
+
+PATIENCE = 3
+"""Passes a result stamped at or after each pass's stamp is left for, before it is rated
+all the same (another node's clock runs ahead: its stamps stay ahead of this node's)."""
+
 
 class Rater:
     """This node's rating passes.  :meth:`start`, :meth:`poke` after each result,
@@ -57,8 +65,8 @@ class Rater:
         if self._task is None:
             return
         self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
+        # asyncio.wait, not awaiting the task: a cancellation of this caller still reaches it.
+        await asyncio.wait([self._task])
         self._task = None
         try:
             await ratings.rate_queue(self._db)
@@ -67,24 +75,26 @@ class Rater:
         self._idle.set()
 
     async def _run(self) -> None:
-        held_back = False
+        held_back = 0
         while True:
-            await self._wanted.wait()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(SWEEP):
+                    await self._wanted.wait()
             await asyncio.sleep(GATHER)
             self._wanted.clear()
             # Results stamped in the millisecond of the newest stamp wait for the next
             # pass: one stored later could still sort before them.  Those still waiting
-            # then (stamped ahead by another node's clock) are rated all the same; the
-            # pass puts them in order by rating again what sorts after them.
+            # after PATIENCE passes (stamped ahead by another node's clock) are rated all
+            # the same; the pass puts them in order by rating again what sorts after them.
             try:
                 done = await self._db.transaction(functools.partial(
-                    ratings.rate_queued, before=None if held_back else now()))
+                    ratings.rate_queued, before=None if held_back >= PATIENCE else now()))
             except Exception:
                 log.exception("a rating pass failed; trying again in %g s", RETRY)
                 await asyncio.sleep(RETRY)
                 self._wanted.set()
                 continue
-            held_back = done.waiting > 0
+            held_back = held_back + 1 if done.waiting else 0
             if held_back:
                 self._wanted.set()
             elif not self._wanted.is_set():

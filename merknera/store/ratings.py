@@ -119,7 +119,11 @@ def rate_queued(conn: Connection, before: str | None = None) -> RatingPass:
     if not due:
         return RatingPass(0, len(queued))
     ids = json.dumps([row["id"] for row in due])
-    rateable = [(row["id"], row["game"], row["finished_at"]) for row in due if row["rateable"]]
+    # A game rated already (by a rebuild that overlapped its finish) only leaves the queue.
+    done = {row[0] for row in conn.execute(
+        f"SELECT DISTINCT game_id FROM rating_history WHERE game_id IN {IDS}", (ids,))}
+    rateable = [(row["id"], row["game"], row["finished_at"]) for row in due
+                if row["rateable"] and row["id"] not in done]
     seatings: dict[int, list[tuple[int, int]]] = {game_id: [] for game_id, _, _ in rateable}
     for row in conn.execute("SELECT game_id, bot_id, rank FROM seats "
                             f"WHERE game_id IN {IDS} ORDER BY game_id, seat", (ids,)):
@@ -177,16 +181,19 @@ def rebuild_in(conn: Connection) -> RebuildSummary:
     conn.execute(f"SELECT 1 /*pg: , pg_advisory_xact_lock({RATING_LOCK})*/")  # see rate_queued
     before = {row[0]: tuple(row) for row in conn.execute(
         "SELECT bot_id, game, mu, sigma, rated_games, updated_at FROM ratings")}
-    conn.execute("DELETE FROM rating_queue")  # every result is rated below
+    # The results first, then out of the queue exactly those: on PostgreSQL a finish may
+    # commit between two statements here, and its game must stay queued for a pass.
+    rows = conn.execute(
+        "SELECT games.id, games.game, games.finished_at, seats.bot_id, seats.rank "
+        f"FROM games JOIN seats ON seats.game_id = games.id WHERE {_RATED} "
+        "ORDER BY games.finished_at, games.id, seats.seat").fetchall()
+    conn.execute(f"DELETE FROM rating_queue WHERE game_id IN {IDS}",
+                 (json.dumps(sorted({row[0] for row in rows})),))
     conn.execute("DELETE FROM rating_history")
     conn.execute("DELETE FROM ratings")
     current: dict[int, BotRating] = {}
     history: list[tuple[int, int, float, float, float]] = []
     rated = 0
-    rows = conn.execute(
-        "SELECT games.id, games.game, games.finished_at, seats.bot_id, seats.rank "
-        f"FROM games JOIN seats ON seats.game_id = games.id WHERE {_RATED} "
-        "ORDER BY games.finished_at, games.id, seats.seat")
     for (game_id, game, finished_at), seats in itertools.groupby(
             rows, key=lambda r: (r[0], r[1], r[2])):
         seated = [(seat[3], seat[4]) for seat in seats]

@@ -14,6 +14,7 @@ from merknera.scheduler.rater import Rater
 from merknera.store import Database
 from merknera.store import ratings as rating_store
 from merknera.store.db import now
+from tests.support import until
 from tests.test_store_ratings import make_bots, new_game, store_result, tables
 
 FAR_AHEAD = "2999-01-01T00:00:00.000Z"
@@ -132,3 +133,24 @@ async def test_a_failed_pass_is_tried_again(db: Database,
         await rater.stop()
     assert failures == [1] and await queued(db) == 0
     assert await in_step(db)
+
+
+async def test_a_result_nobody_announced_is_rated_by_a_sweep(
+        db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A runner cancelled as its finish committed pokes nobody: a slow sweep rates it."""
+    monkeypatch.setattr(rater_module, "SWEEP", 0.05)
+    a, b = await make_bots(db, 2)
+    rater = Rater(db)
+    rater.start()
+    try:
+        await rater.wait_idle()
+        assert await store_result(db, await new_game(db, [a, b]), win(0),
+                                  "2030-01-01T00:00:01.000Z")
+        await until(lambda: queued_none(db), within=5.0)
+    finally:
+        await rater.stop()
+    assert await rating_store.get(db, a) is not None
+
+
+async def queued_none(db: Database) -> bool:
+    return await queued(db) == 0

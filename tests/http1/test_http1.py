@@ -1,6 +1,6 @@
 """The bot client's HTTP/1.1 wire (merknera.http1) against real sockets that answer with
 scripted bytes: kept-alive connections, the bound on connections, replies of every framing,
-deadlines, names and TLS."""
+deadlines, names and TLS; each test on asyncio's loop and on uvloop (see conftest.py)."""
 
 from __future__ import annotations
 
@@ -140,9 +140,14 @@ def test_an_origin_is_the_url_as_it_goes_on_the_wire(
     assert http1.Origin.of(url) == http1.Origin(tls, host, port, host_header, target)
 
 
-@pytest.mark.parametrize("url", ["ftp://bot.example/", "/rpc", "http:///rpc"])
-def test_an_origin_needs_an_absolute_http_url(url: str) -> None:
-    with pytest.raises(ValueError, match="not an absolute http"):
+@pytest.mark.parametrize(("url", "words"), [
+    ("ftp://bot.example/", "not an absolute http"), ("/rpc", "not an absolute http"),
+    ("http:///rpc", "not an absolute http"),
+    ("http://[::1%25é]:8000/", "characters a request line cannot carry"),
+    ("http://[fe80::1%25a b]:8000/", "characters a request line cannot carry"),
+])
+def test_an_origin_needs_an_absolute_http_url_with_a_plain_host(url: str, words: str) -> None:
+    with pytest.raises(ValueError, match=words):
         http1.Origin.of(url)
 
 
@@ -161,7 +166,8 @@ async def test_a_connection_is_kept_alive_for_the_next_request(
     (b"HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\none", 2),
     (b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 3\r\n\r\none", 1),
     (reply(b"one") + b"HTTP/1.1 200 OK\r\n", 2),  # bytes after the reply's end
-], ids=["close", "HTTP/1.0", "HTTP/1.0 keep-alive", "trailing bytes"])
+    (reply(b"one") + reply(b"extra"), 2),  # a second whole reply in the same read
+], ids=["close", "HTTP/1.0", "HTTP/1.0 keep-alive", "trailing bytes", "two replies"])
 async def test_a_connection_is_reused_only_when_the_reply_allows_it(
         serve: Callable[..., Awaitable[Server]], first: bytes, connections: int) -> None:
     async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -211,8 +217,14 @@ async def test_replies_of_every_framing(serve: Callable[..., Awaitable[Server]],
     (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n",
      http1.InvalidReplyError, "switches protocols"),
     (reply(b"x" * 50)[:-10], http1.BrokenReplyError, "closed"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-T: a\r\n\r\n",
+     http1.InvalidReplyError, "trailer"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-T: "
+     + b"a" * (http1.MAX_HEAD + 200 + http1.FRAMING), http1.ReplyTooLargeError, None),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;x=" + b"e" * (
+        http1.MAX_HEAD + 200 + http1.FRAMING), http1.ReplyTooLargeError, None),
 ], ids=["declared too large", "streamed too large", "endless head", "not HTTP", "upgrade",
-        "broken off"])
+        "broken off", "a trailer", "an endless trailer", "an endless chunk extension"])
 async def test_bad_replies_say_what_was_wrong(serve: Callable[..., Awaitable[Server]],
                                               raw: bytes, error: type[Exception],
                                               words: str | None) -> None:
@@ -228,6 +240,22 @@ async def test_bad_replies_say_what_was_wrong(serve: Callable[..., Awaitable[Ser
             await client.request(at(server.port), HEAD, b"{}", 100, soon())
         await asyncio.sleep(0.01)  # the aborted connection's end
         assert client.open_connections == 0
+
+
+async def test_a_reset_does_not_end_a_body_that_runs_to_the_end_of_the_stream(
+        serve: Callable[..., Awaitable[Server]]) -> None:
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\n\r\npart of a bo")
+        await writer.drain()
+        sock = writer.get_extra_info("socket")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        writer.transport.abort()  # RST, not FIN
+
+    server = await serve(script)
+    async with pool() as client:
+        with pytest.raises(http1.BrokenReplyError):
+            await client.request(at(server.port), HEAD, b"{}", 100, soon())
 
 
 async def test_a_connection_that_closes_before_any_reply_is_lost_not_broken(
@@ -294,6 +322,52 @@ async def test_room_is_made_by_closing_an_idle_connection_of_another_origin(
         assert client.open_connections == 1
     await asyncio.sleep(0.05)
     assert first.open_now == 0
+
+
+async def test_a_waiter_gets_the_room_of_a_connection_that_goes_idle(
+        serve: Callable[..., Awaitable[Server]]) -> None:
+    """Limit 1: B waits while A's connection is busy; when A's is kept idle, B closes it
+    and goes on, long before B's deadline."""
+    async def slow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        await asyncio.sleep(0.2)
+        writer.write(reply(b"a"))
+        await writer.drain()
+        await reader.read()
+
+    first, second = await serve(slow), await serve(answering(reply(b"b")))
+    async with pool(limit=1) as client:
+        busy = asyncio.create_task(client.request(at(first.port), HEAD, b"{}", 100, soon()))
+        await asyncio.sleep(0.05)
+        started = asyncio.get_running_loop().time()
+        got = await client.request(at(second.port), HEAD, b"{}", 100, soon(5))
+        assert got.body == b"b" and (await busy).body == b"a"
+        assert asyncio.get_running_loop().time() - started < 2.5  # not its deadline
+        assert client.open_connections == 1
+
+
+async def test_a_request_cancelled_as_its_connection_opens_frees_its_room_once(
+        serve: Callable[..., Awaitable[Server]], monkeypatch: pytest.MonkeyPatch) -> None:
+    server = await serve(answering(reply(b"ok")))
+    made = http1.connection.Connection.connection_made
+    tasks: list[asyncio.Task[http1.Reply]] = []
+
+    def cancel_as_made(self: http1.connection.Connection,
+                       transport: asyncio.BaseTransport) -> None:
+        made(self, transport)
+        tasks[0].cancel()  # lands while create_connection still awaits
+
+    monkeypatch.setattr(http1.connection.Connection, "connection_made", cancel_as_made)
+    async with pool(limit=2) as client:
+        tasks.append(asyncio.create_task(
+            client.request(at(server.port), HEAD, b"{}", 100, soon())))
+        with pytest.raises(asyncio.CancelledError):
+            await tasks[0]
+        await asyncio.sleep(0.05)
+        assert client.open_connections == 0
+        monkeypatch.undo()
+        assert (await client.request(at(server.port), HEAD, b"{}", 100, soon())).body == b"ok"
+        assert client.open_connections == 1
 
 
 async def test_a_cancelled_waiter_passes_its_room_on(
