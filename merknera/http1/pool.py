@@ -13,6 +13,7 @@ from typing import Protocol
 
 from yarl import URL
 
+from merknera.endpoints import literal_ip
 from merknera.http1.connection import (
     ConnectError,
     Connection,
@@ -107,8 +108,8 @@ class ConnectionPool:
         if self._sweeper is not None:
             self._sweeper.cancel()
             self._sweeper = None
-        for idle in self._idle.values():
-            for connection in idle:
+        for idle in list(self._idle.values()):
+            for connection in list(idle):
                 connection.close()
         self._idle.clear()
 
@@ -249,12 +250,9 @@ class ConnectionPool:
 
         :raises ConnectError: if the name does not resolve (or only outside the networks).
         """
-        try:
-            literal = socket.AF_INET6 if ":" in host else socket.AF_INET
-            socket.inet_pton(literal, host)
-            return [(host, literal)]
-        except OSError:
-            pass
+        literal = literal_ip(host)
+        if literal is not None:
+            return [(literal, socket.AF_INET6 if ":" in literal else socket.AF_INET)]
         now = time.monotonic()
         known = self._names.get((host, port))
         if known is not None and known[0] > now:
@@ -281,7 +279,7 @@ class ConnectionPool:
         """Close connections idle for :data:`KEEPALIVE` seconds (their descriptors)."""
         self._sweeper = None
         now = time.monotonic()
-        for idle in self._idle.values():
+        for idle in list(self._idle.values()):  # closing may empty (and drop) a list
             for connection in [c for c in idle if now - c.idle_since >= KEEPALIVE]:
                 connection.close()
         if any(self._idle.values()):
