@@ -237,12 +237,20 @@ async def test_a_replay_has_a_frame_per_stored_move_and_ends_in_the_final_state(
         assert full["state"] == replay["state"]
 
 
+async def mark_running(site: Site, game_id: int) -> None:
+    """Make a finished game look running, under a lease of a node elsewhere that lasts:
+    without the lease, the platform's claim loop would take the game, play it to its end
+    from its move log, and finish it again while the test reads it."""
+    await site.platform.db.write_one(
+        "UPDATE games SET status = 'RUNNING', outcome = NULL, reason = NULL, "
+        "node = 'a-node-elsewhere', lease_until = 1e12 WHERE id = ?", (game_id,))
+
+
 async def test_a_running_game_hides_what_players_may_not_know(
         site: Site, http: aiohttp.ClientSession) -> None:
     db = site.platform.db
     scrabble = await db.fetchval("SELECT MAX(id) FROM games WHERE game = 'SCRABBLE'")
-    await db.write_one("UPDATE games SET status = 'RUNNING', outcome = NULL, reason = NULL "
-                       "WHERE id = ?", (scrabble,))
+    await mark_running(site, scrabble)
     replay = await api(http, site, f"/api/games/{scrabble}/replay")
     assert replay["reveal"] is False
     for state in rebuilt(replay):
@@ -262,8 +270,7 @@ async def test_a_running_game_hides_why_a_move_was_refused(
         "INSERT INTO moves (game_id, seq, seat, fault, fault_detail, created_at) VALUES "
         "(?, ?, 0, 'ILLEGAL_MOVE', 'the tile Q (for H8) is not in your rack IIVBOLA', "
         "'2026-01-01T00:00:00.000Z')", (scrabble, seq + 1))
-    await db.write_one("UPDATE games SET status = 'RUNNING', outcome = NULL, reason = NULL "
-                       "WHERE id = ?", (scrabble,))
+    await mark_running(site, scrabble)
     replay = await api(http, site, f"/api/games/{scrabble}/replay")
     game = await api(http, site, f"/api/games/{scrabble}")
     async with http.get(site.at(f"/api/games/{scrabble}/live?after={seq}")) as response:
