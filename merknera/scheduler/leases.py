@@ -27,8 +27,9 @@ import socket
 import time
 from collections.abc import Callable, Iterable
 
-from merknera.store import Database, nodes
+from merknera.store import Database, games, nodes
 from merknera.store.db import now
+from merknera.store.games import GameRecord
 from merknera.store.nodes import NodeView
 
 log = logging.getLogger(__name__)
@@ -85,13 +86,19 @@ class Leases:
 
     async def claim(self, game_id: int) -> bool:
         """Take the game's lease if no live node holds it; whether this node plays it."""
+        return await self.take(game_id) is not None
+
+    async def take(self, game_id: int) -> GameRecord | None:
+        """Take the game's lease if no live node holds it, and the game as stored then
+        (None: this node does not play it)."""
         if self._held.get(game_id, 0.0) > time.monotonic() + self.seconds / 2:
-            return True  # just taken by claim_many: no second write
+            return await games.load(self.db, game_id)  # just taken by claim_many
         started, wall = time.monotonic(), time.time()
-        taken = await nodes.claim(self.db, game_id, self.node, wall, wall + self.seconds)
-        if taken:
+        record = await nodes.claim_and_load(self.db, game_id, self.node, wall,
+                                            wall + self.seconds)
+        if record is not None:
             self._held[game_id] = started + self.seconds
-        return taken
+        return record
 
     async def claim_many(self, limit: int) -> list[int]:
         """Take the leases of up to ``limit`` unfinished games that no live node plays

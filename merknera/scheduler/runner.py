@@ -52,7 +52,7 @@ from merknera.scheduler.play import (
 from merknera.seats import SeatCall
 from merknera.store import bots, games, logs
 from merknera.store.bots import Bot, BotStatus
-from merknera.store.games import GameStatus
+from merknera.store.games import GameRecord, GameStatus
 
 log = logging.getLogger(__name__)
 
@@ -89,8 +89,9 @@ class GameRunner:
     async def run(self) -> None:
         """Play the game; never raises except when cancelled."""
         try:
-            if await self._arena.leases.claim(self._game_id):
-                await self._run()
+            record = await self._arena.leases.take(self._game_id)
+            if record is not None:
+                await self._run(record)
         except LeaseLostError as exc:
             log.warning("%s; its runner here stops", exc)
         except PlatformResourceError as exc:
@@ -111,10 +112,9 @@ class GameRunner:
             if self._connected is not None:
                 self._connected.release()
 
-    async def _run(self) -> None:
+    async def _run(self, record: GameRecord) -> None:
         arena = self._arena
-        record = await games.load(arena.db, self._game_id)
-        if record is None or record.status is GameStatus.FINISHED:
+        if record.status is GameStatus.FINISHED:
             return
         # The presence knows every current bot; the store is asked only for the others.
         known = {seat.bot_id: bot for seat in record.seats

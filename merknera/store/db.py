@@ -17,12 +17,11 @@ that differ), so that each query is written once.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import enum
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
+import time
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -83,6 +82,7 @@ class StoreError(RuntimeError):
     """The database cannot be used (wrong file, newer schema, failed migration)."""
 
 
+_last_ms = 0
 _last_stamp = ""
 
 
@@ -93,9 +93,12 @@ def now() -> str:
     their ``finished_at``, and a wall clock stepping back (NTP, a resumed VM) would otherwise
     make each later finish re-rate every game stamped "in the future".
     """
-    global _last_stamp
-    stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    _last_stamp = max(stamp, _last_stamp)
+    global _last_ms, _last_stamp
+    ms = time.time_ns() // 1_000_000
+    if ms > _last_ms:  # formatted once per millisecond: every move stamps its row
+        _last_ms = ms
+        seconds, millis = divmod(ms, 1000)
+        _last_stamp = f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(seconds))}.{millis:03d}Z"
     return _last_stamp
 
 
@@ -151,7 +154,9 @@ class Dialect:
 class Link(Protocol):
     """A connection with a thread of its own: runs a synchronous work there."""
 
-    def run(self, work: Callable[..., T], *args: Any) -> Awaitable[T]: ...
+    def run(self, work: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        """Queue ``work(connection, *args)`` on the connection's thread; a future at once."""
+        ...
 
     def close(self) -> Awaitable[None]: ...
 
@@ -180,7 +185,8 @@ class Database:
         for reader in readers:
             self._free.put_nowait(reader)
         self._pending: list[tuple[Callable[[Connection], Any], asyncio.Future[Any]]] = []
-        self._flusher: asyncio.Task[None] | None = None
+        self._batch: asyncio.Future[list[tuple[bool, Any]]] | None = None
+        """The batch on the writer's thread now, if any."""
 
     @staticmethod
     async def open(target: str | Path, readers: int = READERS) -> Database:
@@ -203,8 +209,9 @@ class Database:
 
     async def close(self) -> None:
         """Close the connections once the writes already queued are done."""
-        while self._flusher is not None:
-            await asyncio.shield(self._flusher)
+        while self._batch is not None:
+            # The batch's own callback runs first (it was added first): it sends the next.
+            await asyncio.wait([self._batch])
         await self._writer.close()
         for reader in self._readers:
             await reader.close()
@@ -228,34 +235,43 @@ class Database:
         """
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._pending.append((work, future))
-        if self._flusher is None:
-            self._flusher = asyncio.create_task(self._flush(), name="store-writer")
+        if self._batch is None:
+            self._send_batch()
         return future
 
-    async def _flush(self) -> None:
+    def _send_batch(self) -> None:
+        """Send the queued works to the writer's thread as one batch.
+
+        Driven by callbacks, not by a task: on the path of every move, a task and a shield
+        per batch cost more than the batch's own trip to the thread.  Nothing here can be
+        cancelled, so a batch sent always finishes on its thread and answers its works.
+        """
+        batch, self._pending = self._pending, []
         try:
-            while self._pending:
-                batch, self._pending = self._pending, []
-                try:
-                    # Shielded: a cancelled writer still lets the batch finish on its thread.
-                    outcomes = await asyncio.shield(self._writer.run(
-                        _run_batch, self.dialect, [work for work, _ in batch]))
-                except BaseException as exc:
-                    _fail(batch, StoreError(f"the store writer failed: {exc!r}"))
-                    if not isinstance(exc, Exception):
-                        raise
-                    continue
-                for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
-                    if future.done():
-                        continue  # its caller was cancelled; the work is done all the same
-                    if ok:
-                        future.set_result(value)
-                    else:
-                        future.set_exception(value)
-        finally:
-            self._flusher = None
-            _fail(self._pending, StoreError("the store writer stopped"))
-            self._pending = []
+            running = self._writer.run(_run_batch, self.dialect, [work for work, _ in batch])
+        except Exception as exc:  # the writer is closed
+            _fail(batch, StoreError(f"the store writer failed: {exc!r}"))
+            return
+        self._batch = running
+        running.add_done_callback(lambda done: self._batch_done(batch, done))
+
+    def _batch_done(self, batch: list[tuple[Callable[[Connection], Any], asyncio.Future[Any]]],
+                    done: asyncio.Future[list[tuple[bool, Any]]]) -> None:
+        self._batch = None
+        if done.cancelled():
+            _fail(batch, StoreError("the store writer stopped"))
+        elif (exc := done.exception()) is not None:
+            _fail(batch, StoreError(f"the store writer failed: {exc!r}"))
+        else:
+            for (_, future), (ok, value) in zip(batch, done.result(), strict=True):
+                if future.done():
+                    continue  # its caller was cancelled; the work is done all the same
+                if ok:
+                    future.set_result(value)
+                else:
+                    future.set_exception(value)
+        if self._pending:
+            self._send_batch()
 
     async def write_one(self, sql: str, params: Params = ()) -> int:
         """Run one write statement (group-committed); returns the rows it changed."""
@@ -263,21 +279,18 @@ class Database:
 
     # -- reads ------------------------------------------------------------------------------
 
-    @contextlib.asynccontextmanager
-    async def _reader(self) -> AsyncIterator[Link]:
-        """A free reader for one read.  Given back even if the read is cancelled: a
-        connection runs its calls in order on its thread, so the next read waits for the
-        cancelled one's query there."""
-        reader = await self._free.get()
-        try:
-            yield reader
-        finally:
-            self._free.put_nowait(reader)
-
     async def read(self, work: Callable[[Connection], T]) -> T:
-        """Run ``work(connection)`` on a reader's thread (one trip for several queries)."""
-        async with self._reader() as reader:
+        """Run ``work(connection)`` on a reader's thread (one trip for several queries).
+
+        The reader is given back even if the read is cancelled: a connection runs its calls
+        in order on its thread, so the next read waits for the cancelled one's query there.
+        """
+        free = self._free
+        reader = free.get_nowait() if free.qsize() else await free.get()
+        try:
             return await reader.run(work)
+        finally:
+            free.put_nowait(reader)
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Rows of a query on a reader."""

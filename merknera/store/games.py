@@ -122,10 +122,11 @@ def by_handle(conn: Connection, game: str, handle: str) -> int | None:
 async def load(db: Database, game_id: int) -> GameRecord | None:
     """A game with its seats and its whole move log (and, once finished, how it ended),
     or None."""
-    return await db.read(lambda conn: _load(conn, game_id))
+    return await db.read(lambda conn: load_in(conn, game_id))
 
 
-def _load(conn: Connection, game_id: int) -> GameRecord | None:
+def load_in(conn: Connection, game_id: int) -> GameRecord | None:
+    """:func:`load` on a connection of the caller's (inside a transaction, say)."""
     row = conn.execute("SELECT * FROM games WHERE id = ?", (game_id,)).fetchone()
     if row is None:
         return None

@@ -218,9 +218,9 @@ class PgLink:
             self.conn = connect_sync(self.url)
         return work(self.conn, *args)
 
-    async def run(self, work: Callable[..., T], *args: Any) -> T:
-        """Run ``work(connection, *args)`` on the connection's thread."""
-        return await asyncio.get_running_loop().run_in_executor(
+    def run(self, work: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        """Queue ``work(connection, *args)`` on the connection's thread; a future at once."""
+        return asyncio.get_running_loop().run_in_executor(
             self._thread, functools.partial(self._call, work, *args))
 
     async def close(self) -> None:

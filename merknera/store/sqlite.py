@@ -8,6 +8,8 @@ readers; in WAL mode readers never block the writer.  One process at a time serv
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -33,18 +35,25 @@ class SqliteLink:
     def __init__(self, conn: aiosqlite.Connection) -> None:
         self.conn = conn
 
-    async def run(self, work: Callable[..., T], *args: Any) -> T:
-        """Run ``work(sqlite3_connection, *args)`` on the connection's own thread.
+    def run(self, work: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        """Queue ``work(sqlite3_connection, *args)`` on the connection's own thread; the
+        future of its result at once.
 
         aiosqlite has no public call that runs several statements in one trip to its
         thread: each ``execute`` is a round trip (about 50 us here, bench/referee.py), and
-        those trips were most of the cost of a move.  ``_execute`` is the method every
-        public call of aiosqlite goes through, and ``_conn`` its sqlite3 connection;
-        aiosqlite is pinned to 0.22.* in pyproject.toml for that reason.
+        those trips were most of the cost of a move.  So this puts the work on the queue
+        of aiosqlite's thread itself, as its ``_execute`` does (``_tx`` and ``_conn`` are
+        its queue and sqlite3 connection), but without the coroutine ``_execute`` is: the
+        store's writer sends a batch per callback, and a coroutine would cost it a task
+        each time.  aiosqlite is pinned to 0.22.* in pyproject.toml for these names.
         """
-        raw: sqlite3.Connection = self.conn._conn
-        result: T = await self.conn._execute(work, raw, *args)  # type: ignore[no-untyped-call]
-        return result
+        conn = self.conn
+        raw: sqlite3.Connection | None = conn._conn
+        if not conn._running or raw is None:
+            raise ValueError("Connection closed")
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        conn._tx.put_nowait((future, functools.partial(work, raw, *args)))
+        return future
 
     async def close(self) -> None:
         await self.conn.close()
