@@ -1,13 +1,14 @@
 """Writing a game's move log as it is played: rows queued, not awaited, checked later.
 
-The runner queues the rows of each call and goes on: the next call to a bot overlaps the
-commit, and the next write (or the finish) checks it.  Writes commit in order, so a crash
+The runner queues the rows of each call and goes on: the next calls to a bot overlap the
+commits, and a later write (or the finish) checks them.  Writes commit in order, so a crash
 loses at most the newest rows, which a resumed game simply asks for again.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Sequence
 
 from merknera.botclient import CallResult
@@ -19,6 +20,14 @@ from merknera.store import Database, games
 Entry = tuple[Seat, CallResult | None, Verdict]
 """A seat, the call it was asked (None when no call was made), and what it gave."""
 
+IN_FLIGHT = 2
+"""Writes of one game that may be uncommitted while it goes on.  With one, each move waited
+for the one before it to commit, and under load a commit takes longer than a bot's answer
+(1.5 ms against under 1, bench/referee.py): the writer, not the bots, set the pace.  A game
+finished elsewhere (or, on PostgreSQL, whose lease another node took) is noticed a move
+later: its rows are refused all the same, and the move asked meanwhile is asked again by
+whoever plays the game."""
+
 
 class MoveLog:
     """One game's move log, written as the runner plays it."""
@@ -28,8 +37,8 @@ class MoveLog:
         self._node = node
         self._events = events
         self._game_id = game_id
-        self._last: asyncio.Future[bool] | None = None
-        """The write queued last, not yet checked."""
+        self._queued: deque[asyncio.Future[bool]] = deque()
+        """The writes queued and not yet checked, oldest first."""
 
     async def append(self, play: Play, entries: Sequence[Entry]) -> bool:
         """Queue rows for these calls, written together (all or none); False if the game
@@ -38,7 +47,7 @@ class MoveLog:
 
         :raises RuntimeError: past the game's bound on moves and faults (a bug).
         """
-        if not await self.written():
+        if not await self._checked(keep=IN_FLIGHT - 1):
             return False
         rows, published = [], []
         for seat, reply, verdict in entries:
@@ -56,7 +65,8 @@ class MoveLog:
                 else reply.reply.decode("utf-8", errors="replace"),
                 latency_ms=None if reply is None else round(reply.latency * 1000, 3)))
             published.append(MovePlayed(self._game_id, play.seq, seat, move, fault))
-        self._last = games.record_moves(self._db, self._game_id, rows, self._node)
+        queued = games.record_moves(self._db, self._game_id, rows, self._node)
+        self._queued.append(queued)
         events = self._events
 
         def announce(done: asyncio.Future[bool]) -> None:
@@ -66,12 +76,27 @@ class MoveLog:
                 for event in published:
                     events.publish(event)
 
-        self._last.add_done_callback(announce)
+        queued.add_done_callback(announce)
         return True
 
     async def written(self) -> bool:
-        """Whether the last queued write went in (False: the game had been finished)."""
-        if self._last is None:
-            return True
-        written, self._last = await self._last, None
-        return written
+        """Whether every queued write went in (False: the game had been finished)."""
+        return await self._checked(keep=0)
+
+    async def _checked(self, keep: int) -> bool:
+        """Whether the queued writes went in, waiting for all but the newest ``keep``."""
+        queued = self._queued
+        while queued and (len(queued) > keep or queued[0].done()):
+            if not await queued.popleft():
+                # The later ones are refused too (the game is over): nobody waits for them.
+                for later in queued:
+                    later.add_done_callback(_retrieve)
+                queued.clear()
+                return False
+        return True
+
+
+def _retrieve(done: asyncio.Future[bool]) -> None:
+    """Mark an unchecked write's failure as seen (asyncio logs unretrieved ones)."""
+    if not done.cancelled():
+        done.exception()
