@@ -5,7 +5,7 @@ Runs instantly-answering bots in a second process (bench/fastbot.py) on loopback
 1. **bare, aiohttp**: NextMove calls from one plain aiohttp client session to those bots,
    ``--concurrency`` at a time: the yardstick issue 15 set its targets against;
 2. **bare, BotClient**: the same calls through the platform's own client
-   (merknera/http1.py, leaner than aiohttp's): the limit of this machine with it, which is
+   (merknera/http1/, leaner than aiohttp's): the limit of this machine with it, which is
    the bots' process (aiohttp's server) once the client costs less than it;
 3. **platform**: the real platform (SQLite store on a temporary file, the scheduler, the
    runners) playing ``--games`` tic-tac-toe games among the bots, ``--concurrency`` at once;
