@@ -5,7 +5,7 @@
 Every query of the store is a short synchronous function of a :class:`Connection`, run on
 the connection's own thread: a transaction never waits on the event loop, and several
 statements cost one trip to the thread.  So every write is such a function queued on the
-one writer (:meth:`Database.transaction`), and one task at a time runs the queue as one
+one writer (:meth:`Database.transaction`), and one batch at a time runs the queue as one
 transaction: nothing else of this process interleaves with it.  Readers use connections of
 their own (:data:`READERS`, taken in turn, so that one slow query, a big page or a replay,
 holds up no other reader) and always see committed data.
