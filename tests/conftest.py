@@ -13,7 +13,7 @@ from pytest_aiohttp import AiohttpClient
 
 from merknera.app import Platform, build_app
 from merknera.config import Config
-from merknera.store import users
+from merknera.store import Database, users
 from tests.postgres_support import Cluster, start_cluster
 from tests.support import Arena
 
@@ -36,6 +36,14 @@ def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         return str(tmp_path / "store.db")
     cluster: Cluster = request.getfixturevalue("postgres")
     return cluster.new_database()
+
+
+@pytest.fixture
+async def db(store_target: str) -> AsyncIterator[Database]:
+    """The store at ``store_target``, opened (and migrated) for the test."""
+    database = await Database.open(store_target)
+    yield database
+    await database.close()
 
 
 STORE_VARIABLE = "MERKNERA_TEST_STORE"

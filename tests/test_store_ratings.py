@@ -5,7 +5,7 @@ from the results to the same floats."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -20,13 +20,6 @@ from merknera.store.db import Connection
 
 T0, T1, T2, T3 = ("2030-01-01T00:00:00.000Z", "2030-01-01T00:00:01.000Z",
                   "2030-01-01T00:00:02.000Z", "2030-01-01T00:00:03.000Z")
-
-
-@pytest.fixture
-async def db(store_target: str) -> AsyncIterator[Database]:
-    database = await Database.open(store_target)
-    yield database
-    await database.close()
 
 
 async def make_bots(db: Database, count: int, game: str = "TICTACTOE") -> list[int]:

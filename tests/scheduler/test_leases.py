@@ -5,7 +5,6 @@ once it has lost the lease (merknera.scheduler.leases)."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -16,13 +15,6 @@ from merknera.store import bots as bot_store
 from merknera.store.db import Connection
 
 LEASE = 15.0
-
-
-@pytest.fixture
-async def db(store_target: str) -> AsyncIterator[Database]:
-    database = await Database.open(store_target)
-    yield database
-    await database.close()
 
 
 async def new_game(db: Database) -> int:

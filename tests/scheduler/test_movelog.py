@@ -5,9 +5,6 @@ at a later write, with none of its later rows stored."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-
-import pytest
 
 from merknera.config import Config
 from merknera.events import EventBus, MovePlayed
@@ -19,13 +16,6 @@ from merknera.store import bots as bot_store
 from tests.scheduler.test_leases import new_game
 
 NODE = "node-a"
-
-
-@pytest.fixture
-async def db(store_target: str) -> AsyncIterator[Database]:
-    database = await Database.open(store_target)
-    yield database
-    await database.close()
 
 
 async def started(db: Database) -> tuple[int, Play]:

@@ -3,7 +3,7 @@ results a stopped node left queued, and once more at its stop."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 
 import pytest
 
@@ -19,13 +19,6 @@ from tests.test_store_ratings import make_bots, new_game, store_result, tables
 
 FAR_AHEAD = "2999-01-01T00:00:00.000Z"
 """A stamp from a node whose clock runs far ahead."""
-
-
-@pytest.fixture
-async def db(store_target: str) -> AsyncIterator[Database]:
-    database = await Database.open(store_target)
-    yield database
-    await database.close()
 
 
 async def queued(db: Database) -> int:
