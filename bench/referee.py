@@ -138,6 +138,11 @@ REPO = Path(__file__).resolve().parent.parent
 LISTENING = re.compile(r"^Merknera listening on (http://\S+) ")
 
 
+def stamp(text: str) -> float:
+    """The POSIX time of one of the store's UTC timestamps."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of a process so far (``/proc/<pid>/stat``)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -145,10 +150,12 @@ def cpu_seconds(pid: int) -> float:
 
 
 async def registration_rate(tmp: Path, urls: list[str],
-                            concurrency: int) -> tuple[float, int, int, float, float]:
+                            concurrency: int
+                            ) -> tuple[float, int, int, float, float, tuple[float, float]]:
     """The registration round robin of ``urls`` on ``merknera serve`` in its own process:
     moves per second from the first registration to the last result, the moves, the
-    games, the platform's CPU seconds per move, and the seconds the registrations took."""
+    games, the platform's CPU seconds per move, the seconds the registrations took, and
+    the moves per second while bots were registering and after the last one."""
     db = tmp / "registration.db"
     made = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "merknera", "user", "add", "bench", "--db", str(db), cwd=tmp,
@@ -188,13 +195,19 @@ async def registration_rate(tmp: Path, urls: list[str],
             moves, faults = store.execute(
                 "SELECT COUNT(move), COUNT(fault) FROM moves").fetchone()
             games_played = store.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+            last_registered = store.execute("SELECT MAX(created_at) FROM bots").fetchone()[0]
+            during = store.execute("SELECT COUNT(*) FROM moves WHERE created_at <= ?",
+                                   (last_registered,)).fetchone()[0]
         finally:
             store.close()
         assert faults == 0, f"{faults} faulty moves"
         assert games_played == expected, f"{games_played} games, not {expected}"
         # The end is the last result's own stamp, not when this loop happened to look.
-        elapsed = datetime.fromisoformat(last.replace("Z", "+00:00")).timestamp() - started
-        return moves / elapsed, moves, games_played, cpu / moves, registered
+        elapsed = stamp(last) - started
+        # Split at the last bot's registration: the play beside the registrations, and after.
+        split = stamp(last_registered) - started
+        phases = (during / split, (moves - during) / (elapsed - split))
+        return moves / elapsed, moves, games_played, cpu / moves, registered, phases
     finally:
         serve.terminate()
         await serve.wait()
@@ -270,7 +283,7 @@ async def main() -> None:
           f"  ceiling with a free referee {7 / 11:.2f}")
     if registrations:
         reg_rate = statistics.median(r[0] for r in registrations)
-        _, reg_moves, reg_games, _, _ = registrations[0]
+        _, reg_moves, reg_games, _, _, _ = registrations[0]
         reg_cpu = statistics.median(r[3] for r in registrations)
         took = statistics.median(r[4] for r in registrations)
         print(f"registration round robin:               {reg_rate:8.0f} moves/s  "
@@ -281,6 +294,10 @@ async def main() -> None:
         print(f"  ratio to the aiohttp yardstick:       {ratios(reg_rates, yardsticks)}"
               "  target >= 0.50")
         print(f"  ratio to the BotClient bare rate:     {ratios(reg_rates, [b[0] for b in bares])}")
+        during = statistics.median(r[5][0] for r in registrations)
+        after = statistics.median(r[5][1] for r in registrations)
+        print(f"  while bots register: {during:8.0f} moves/s; after the last: {after:8.0f} "
+              "moves/s")
 
 
 if __name__ == "__main__":
