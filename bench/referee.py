@@ -40,6 +40,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -149,13 +150,26 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / 100  # utime, stime in clock ticks
 
 
-async def registration_rate(tmp: Path, urls: list[str],
-                            concurrency: int
-                            ) -> tuple[float, int, int, float, float, tuple[float, float]]:
-    """The registration round robin of ``urls`` on ``merknera serve`` in its own process:
-    moves per second from the first registration to the last result, the moves, the
-    games, the platform's CPU seconds per move, the seconds the registrations took, and
-    the moves per second while bots were registering and after the last one."""
+@dataclass(frozen=True)
+class RegistrationRun:
+    """One run of the registration round robin."""
+
+    rate: float
+    """Moves per second from the first registration to the last result."""
+    moves: int
+    games: int
+    cpu_per_move: float
+    """The platform's CPU seconds per move."""
+    registering: float
+    """Seconds the registrations took."""
+    rate_registering: float
+    """Moves per second while bots were registering (to the last one's registration)."""
+    rate_after: float
+    """Moves per second after the last bot registered."""
+
+
+async def registration_rate(tmp: Path, urls: list[str], concurrency: int) -> RegistrationRun:
+    """The registration round robin of ``urls`` on ``merknera serve`` in its own process."""
     db = tmp / "registration.db"
     made = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "merknera", "user", "add", "bench", "--db", str(db), cwd=tmp,
@@ -196,7 +210,7 @@ async def registration_rate(tmp: Path, urls: list[str],
                 "SELECT COUNT(move), COUNT(fault) FROM moves").fetchone()
             games_played = store.execute("SELECT COUNT(*) FROM games").fetchone()[0]
             last_registered = store.execute("SELECT MAX(created_at) FROM bots").fetchone()[0]
-            during = store.execute("SELECT COUNT(*) FROM moves WHERE created_at <= ?",
+            during = store.execute("SELECT COUNT(move) FROM moves WHERE created_at <= ?",
                                    (last_registered,)).fetchone()[0]
         finally:
             store.close()
@@ -206,8 +220,8 @@ async def registration_rate(tmp: Path, urls: list[str],
         elapsed = stamp(last) - started
         # Split at the last bot's registration: the play beside the registrations, and after.
         split = stamp(last_registered) - started
-        phases = (during / split, (moves - during) / (elapsed - split))
-        return moves / elapsed, moves, games_played, cpu / moves, registered, phases
+        return RegistrationRun(moves / elapsed, moves, games_played, cpu / moves, registered,
+                               during / split, (moves - during) / (elapsed - split))
     finally:
         serve.terminate()
         await serve.wait()
@@ -282,20 +296,20 @@ async def main() -> None:
     print(f"  ratio to the BotClient bare rate:     {ratios(platform_rates, [b[0] for b in bares])}"
           f"  ceiling with a free referee {7 / 11:.2f}")
     if registrations:
-        reg_rate = statistics.median(r[0] for r in registrations)
-        _, reg_moves, reg_games, _, _, _ = registrations[0]
-        reg_cpu = statistics.median(r[3] for r in registrations)
-        took = statistics.median(r[4] for r in registrations)
+        reg_rate = statistics.median(r.rate for r in registrations)
+        reg_moves, reg_games = registrations[0].moves, registrations[0].games
+        reg_cpu = statistics.median(r.cpu_per_move for r in registrations)
+        took = statistics.median(r.registering for r in registrations)
         print(f"registration round robin:               {reg_rate:8.0f} moves/s  "
               f"({args.reg_bots} bots registering over /rpc in {took:.2f} s, {reg_games} "
               f"games, {reg_moves} moves; merknera serve in its own process, "
               f"{reg_cpu * 1e6:.0f} us CPU per move)")
-        reg_rates = [r[0] for r in registrations]
+        reg_rates = [r.rate for r in registrations]
         print(f"  ratio to the aiohttp yardstick:       {ratios(reg_rates, yardsticks)}"
               "  target >= 0.50")
         print(f"  ratio to the BotClient bare rate:     {ratios(reg_rates, [b[0] for b in bares])}")
-        during = statistics.median(r[5][0] for r in registrations)
-        after = statistics.median(r[5][1] for r in registrations)
+        during = statistics.median(r.rate_registering for r in registrations)
+        after = statistics.median(r.rate_after for r in registrations)
         print(f"  while bots register: {during:8.0f} moves/s; after the last: {after:8.0f} "
               "moves/s")
 
