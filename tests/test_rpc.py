@@ -113,6 +113,16 @@ async def test_round_robin_seats_each_pair_both_ways(arena: Arena,
             "ORDER BY s.seat", (game_id,))
         seatings.append("".join(s["name"] for s in seats))
     assert seatings == ["AB", "BA", "AC", "CA", "BC", "CB"]
+    # Each seat of each game is told in its bot's log, with its opponent and its seat.
+    ids = [row["id"] for row in await db.fetchall("SELECT id FROM games ORDER BY id")]
+    logged = await db.fetchall(
+        "SELECT b.name, l.message, l.game_id FROM bot_log l JOIN bots b ON b.id = l.bot_id "
+        "WHERE l.message LIKE 'Scheduled game%'")
+    assert sorted(tuple(row) for row in logged) == sorted(
+        (name, f"Scheduled game with {seating[1 - seat]}. You are player "
+               f"{('one', 'two')[seat]} (gameId: {game_id})", game_id)
+        for game_id, seating in zip(ids, seatings, strict=True)
+        for seat, name in enumerate(seating))
 
 
 def _error_of(reply: dict[str, Any]) -> tuple[int | None, str]:

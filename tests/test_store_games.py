@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import functools
 
+import pytest
+
 from merknera.games import Outcome, SeatResult, Termination
 from merknera.protocol.faults import FaultKind
 from merknera.store import Database, games, results, users
@@ -79,6 +81,27 @@ async def test_faults_results_and_termination_round_trip_as_enums(store_target: 
             "WIN", "LOSS"]
     finally:
         await db.close()
+
+
+async def test_games_made_together_keep_their_order_seeds_and_seats(db: Database) -> None:
+    first, second, third = await make_bots(db, 3)
+    # A seed may repeat (a test pins the dice): each row is still its own game.
+    seatings = [(5, [first, second]), (5, [second, first]), (9, [third, first, second])]
+    ids = await db.transaction(lambda conn: games.create_many(
+        conn, "TICTACTOE", seatings, {"size": 3}, origin="LADDER"))
+    assert len(set(ids)) == 3
+    for game_id, (seed, seated) in zip(ids, seatings, strict=True):
+        record = await games.load(db, game_id)
+        assert record is not None
+        assert (record.seed, [seat.bot_id for seat in record.seats]) == (seed, seated)
+        assert record.settings == {"size": 3}
+    origins = await db.fetchall("SELECT DISTINCT origin FROM games")
+    assert [row[0] for row in origins] == ["LADDER"]
+    assert await db.transaction(lambda conn: games.create_many(conn, "TICTACTOE", [])) == []
+    with pytest.raises(ValueError, match="names one game"):
+        await db.transaction(lambda conn: games.create_many(
+            conn, "TICTACTOE", seatings[:2], handle="h-1"))
+    assert await db.fetchval("SELECT COUNT(*) FROM games") == 3
 
 
 async def test_a_game_without_a_result_reads_back_none_for_every_seat(store_target: str) -> None:

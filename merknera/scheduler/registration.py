@@ -360,14 +360,14 @@ def _schedule_round_robin(conn: Connection, newcomer: Bot, max_seats: int,
     # other.  It means "answered a running node": see Presence.start.
     opponents = {b.id: b for b in bots.opponents(conn, newcomer.game, newcomer.name)}
     names = {**{b.id: b.name for b in opponents.values()}, newcomer.id: newcomer.name}
-    created = []
-    for seating in registration_groups(newcomer.id, list(opponents), max_seats):
-        game_id = games.create(conn, newcomer.game, secrets.randbits(63), seating, settings)
-        created.append(game_id)
-        for seat, bot_id in enumerate(seating):
-            others = [names[other] for other in seating if other != bot_id]
-            logs.add(conn, bot_id, f"Scheduled game with {', '.join(others)}. You are player "
-                                   f"{_ORDINALS[seat]} (gameId: {game_id})", game_id)
+    seatings = registration_groups(newcomer.id, list(opponents), max_seats)
+    created = games.create_many(
+        conn, newcomer.game, [(secrets.randbits(63), seating) for seating in seatings], settings)
+    logs.add_many(conn, [
+        (bot_id, f"Scheduled game with {', '.join(names[o] for o in seating if o != bot_id)}. "
+                 f"You are player {_ORDINALS[seat]} (gameId: {game_id})", game_id)
+        for game_id, seating in zip(created, seatings, strict=True)
+        for seat, bot_id in enumerate(seating)])
     return created
 
 

@@ -98,18 +98,42 @@ def create(conn: Connection, game: str, seed: int, bot_ids: Sequence[int],
     (node, until) leases it to a node from the start: the node holding its connected
     clients (merknera.scheduler.leases); other games go to whichever node claims them.
     """
+    return create_many(conn, game, [(seed, bot_ids)], settings, origin=origin,
+                       tournament_id=tournament_id, round_number=round_number,
+                       contest=contest, handle=handle, rated=rated, lease=lease)[0]
+
+
+def create_many(conn: Connection, game: str, seatings: Sequence[tuple[int, Sequence[int]]],
+                settings: dict[str, JSON] | None = None, *, origin: str = "REGISTRATION",
+                tournament_id: int | None = None, round_number: int | None = None,
+                contest: str | None = None, handle: str | None = None, rated: bool = True,
+                lease: tuple[str, float] | None = None) -> list[int]:
+    """:func:`create` for several games alike but for their ``(seed, bot_ids)``; their ids,
+    in the order given.
+
+    One statement per game and one for all their seats (a newcomer's round robin is two
+    games per opponent): each statement is a trip into SQLite that must take the GIL back
+    from the event loop, which is busy playing the games already running.  (A game's row
+    is inserted on its own because the order of a multi-row INSERT's RETURNING rows is not
+    promised, and seeds may repeat.)
+
+    :raises ValueError: if a gateway's handle is given to more than one game.
+    """
+    if handle is not None and len(seatings) > 1:
+        raise ValueError("a gateway's handle names one game")
     node, until = lease or (None, None)
-    cursor = conn.execute(
+    stored_settings, stamp = json.dumps(settings or {}), now()
+    ids = [int(conn.execute(
         "INSERT INTO games (game, seed, settings, created_at, origin, tournament_id, round, "
         "contest, handle, rated, node, lease_until) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-        (game, seed, json.dumps(settings or {}), now(), origin, tournament_id, round_number,
-         contest, handle, int(rated), node, until))
-    game_id = int(cursor.fetchone()[0])
+        (game, seed, stored_settings, stamp, origin, tournament_id, round_number, contest,
+         handle, int(rated), node, until)).fetchone()[0]) for seed, _ in seatings]
     conn.executemany(
         "INSERT INTO seats (game_id, seat, bot_id) VALUES (?, ?, ?)",
-        [(game_id, seat, bot_id) for seat, bot_id in enumerate(bot_ids)])
-    return game_id
+        [(game_id, seat, bot_id) for game_id, (_, bot_ids) in zip(ids, seatings, strict=True)
+         for seat, bot_id in enumerate(bot_ids)])
+    return ids
 
 
 def by_handle(conn: Connection, game: str, handle: str) -> int | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from merknera.store.db import Connection, Database, now
@@ -26,6 +27,15 @@ def add(conn: Connection, bot_id: int, message: str,
     conn.execute(
         "INSERT INTO bot_log (bot_id, game_id, message, created_at) VALUES (?, ?, ?, ?)",
         (bot_id, game_id, message[:MAX_MESSAGE], now()))
+
+
+def add_many(conn: Connection, lines: Sequence[tuple[int, str, int | None]]) -> None:
+    """Append ``(bot_id, message, game_id)`` lines inside a write transaction, in one
+    statement."""
+    stamp = now()
+    conn.executemany(
+        "INSERT INTO bot_log (bot_id, game_id, message, created_at) VALUES (?, ?, ?, ?)",
+        [(bot_id, game_id, message[:MAX_MESSAGE], stamp) for bot_id, message, game_id in lines])
 
 
 async def write(db: Database, bot_id: int, message: str, game_id: int | None = None) -> None:
