@@ -50,6 +50,20 @@ async def test_registrations_come_back_one_per_interval(make_arena: ArenaFactory
     assert (await register(arena, "steady", version="2"))[0] == 200
 
 
+async def test_a_token_revoked_since_its_last_registration_is_refused_and_counted(
+        make_arena: ArenaFactory) -> None:
+    arena = await make_arena(auth_failure_burst=1, auth_failure_interval=30.0)
+    assert (await register(arena, "kept"))[0] == 200  # the token is known good from now
+    await arena.platform.db.write_one("UPDATE tokens SET status = 'REVOKED'")
+    before = await arena.counts()
+    status, reply, _ = await register(arena, "late")
+    assert (status, reply["error"]["code"]) == (200, jsonrpc.UNKNOWN_TOKEN)
+    assert await arena.counts() == before
+    # It counted as a wrong token: with a burst of one, the next try must wait.
+    status, reply, retry = await register(arena, "late")
+    assert (status, reply["error"]["code"], retry) == (429, jsonrpc.RATE_LIMITED, "30")
+
+
 async def test_a_user_has_at_most_so_many_bot_names(make_arena: ArenaFactory) -> None:
     arena = await make_arena(max_bots_per_user=2)
     for name in ("first", "second"):

@@ -6,7 +6,6 @@ stores nothing.  The messages are Merknera's (PROTOCOL.md section 2).
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 import secrets
@@ -25,6 +24,7 @@ from merknera.games import (
     get_game,
 )
 from merknera.guard import AuthThrottle, Caller, RateLimitedError
+from merknera.guard.known import KnownTokens
 from merknera.guard.throttle import Buckets
 from merknera.names import BotName, NameRefusedError, check_bot_name, check_text, is_anonymous_name
 from merknera.protocol import jsonrpc
@@ -41,6 +41,10 @@ T = TypeVar("T")
 
 IN_PROCESS = Caller(None)
 """The caller of a registration made by the platform's own process (benches, tests)."""
+
+KNOWN_TOKEN_SECONDS = 30.0
+"""How long a token found good spares the registrations that follow it their read of the
+token (the transaction checks it again all the same)."""
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -148,6 +152,11 @@ class Registrar:
         self._auth = auth
         config = scheduler.arena.config
         self._registrations = Buckets(config.registration_burst, config.registration_interval)
+        # An author registering a fleet sends one token again and again.  Its read, on a
+        # reader thread, was about 1 ms of each registration while games are played
+        # (issue 15), and a registration holds up the next of a script that registers
+        # bots one after another.
+        self._known_tokens: KnownTokens[users.User] = KnownTokens(KNOWN_TOKEN_SECONDS)
 
     async def register(self, request: RegistrationRequest,
                        caller: Caller = IN_PROCESS) -> JSONObject:
@@ -171,8 +180,7 @@ class Registrar:
                 f"not {game.mnemonic}")
         # The token is checked before the endpoint, so that a stranger learns nothing about
         # the networks this platform calls; the transaction checks it again.
-        user = await self._auth.verify(caller.client, request.token,
-                                       functools.partial(users.find_user_by_token, arena.db))
+        user = await self._auth.verify(caller.client, request.token, self._user_of)
         if user is None:
             raise _unknown_token(request.token)
         if user.suspended:
@@ -199,13 +207,31 @@ class Registrar:
         secret, stamp = new_secret(), now()
         settings = arena.new_game_settings(game.mnemonic)
         limit = arena.config.max_bots_per_user
-        done = await arena.db.transaction(
-            lambda conn: _register(conn, request, game, secret, stamp, settings, limit))
+        try:
+            done = await arena.db.transaction(
+                lambda conn: _register(conn, request, game, secret, stamp, settings, limit))
+        except RegistrationError as exc:
+            # The token may have been revoked, or its user suspended, since it was read.
+            self._known_tokens.forget(request.token)
+            if exc.code == jsonrpc.UNKNOWN_TOKEN:
+                self._auth.failed(caller.client)
+            raise
         arena.presence.retired(done.retired)
         arena.presence.registered(done.bot)
         await self._scheduler.cancel(done.superseded_games)
         self._scheduler.submit(done.new_games)
         return {"message": done.message, "secret": done.bot.secret}
+
+
+    async def _user_of(self, token: str) -> users.User | None:
+        """The user of ``token``: from the tokens found good lately, else read."""
+        user = self._known_tokens.get(token)
+        if user is None:
+            user = await users.find_user_by_token(self._arena.db, token)
+            if user is not None and not user.suspended:
+                # A suspension is kept from nobody: a suspended user is read every time.
+                self._known_tokens.remember(token, user)
+        return user
 
 
 def _unknown_token(token: str) -> RegistrationError:
