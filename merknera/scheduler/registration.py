@@ -211,7 +211,8 @@ class Registrar:
             done = await arena.db.transaction(
                 lambda conn: _register(conn, request, game, secret, stamp, settings, limit))
         except RegistrationError as exc:
-            # The token may have been revoked, or its user suspended, since it was read.
+            # After any refusal the token is read afresh: it may have been revoked, or its
+            # user suspended, since it was read.
             self._known_tokens.forget(request.token)
             if exc.code == jsonrpc.UNKNOWN_TOKEN:
                 self._auth.failed(caller.client)
@@ -221,7 +222,6 @@ class Registrar:
         await self._scheduler.cancel(done.superseded_games)
         self._scheduler.submit(done.new_games)
         return {"message": done.message, "secret": done.bot.secret}
-
 
     async def _user_of(self, token: str) -> users.User | None:
         """The user of ``token``: from the tokens found good lately, else read."""
