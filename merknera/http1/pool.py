@@ -140,7 +140,7 @@ class ConnectionPool:
                 self._idle.setdefault(connection.key, []).append(connection)
                 self._schedule_sweep()
                 if self._slots:
-                    self._wake()  # a waiter may close it to make room for another origin
+                    self._grant()  # it is closed to make room for a waiting origin
             else:
                 connection.close()
         return reply
@@ -161,7 +161,6 @@ class ConnectionPool:
 
     async def _connect(self, origin: Origin) -> Connection:
         await self._slot()
-        self._open += 1
         opened = False
         try:
             connection = await self._dial(origin)
@@ -174,28 +173,53 @@ class ConnectionPool:
                 self._freed()
 
     async def _slot(self) -> None:
-        """Wait until one more connection may be opened (closing an idle one of another
-        origin if that makes room)."""
-        while self._open >= self._limit:
-            oldest = min((idle[0] for idle in self._idle.values() if idle),
-                         key=lambda c: c.idle_since, default=None)
-            if oldest is not None:
-                self._idle[oldest.key].remove(oldest)
-                oldest.counted = False  # its room is taken now; connection_lost comes later
-                self._open -= 1
-                oldest.close()
+        """Take room for one more connection (counted in ``_open`` on return), waiting in
+        line behind those that came first.
+
+        Room is handed to the first waiter the moment it frees, already counted for it: a
+        request that comes later, or one that goes on at once on the same task, cannot
+        take it first and leave the waiter waiting for ever.
+        """
+        if not self._slots and self._make_room():
+            self._open += 1
+            return
+        slot = asyncio.get_running_loop().create_future()
+        self._slots.append(slot)
+        try:
+            await slot
+        except asyncio.CancelledError:
+            if slot.done() and not slot.cancelled():
+                self._freed()  # handed the room, then cancelled: it goes to the next waiter
+            raise
+        finally:
+            if slot in self._slots:
+                self._slots.remove(slot)
+
+    def _make_room(self) -> bool:
+        """Whether one more connection may open now, closing the longest idle connection
+        (of any origin) if that makes room."""
+        if self._open < self._limit:
+            return True
+        oldest = min((idle[0] for idle in self._idle.values() if idle),
+                     key=lambda c: c.idle_since, default=None)
+        if oldest is None:
+            return False
+        self._idle[oldest.key].remove(oldest)
+        oldest.counted = False  # its room is taken now; connection_lost comes later
+        self._open -= 1
+        oldest.close()
+        return True
+
+    def _grant(self) -> None:
+        """Hand room to the waiters in the order they came, while there is room."""
+        while self._slots:
+            if self._slots[0].done():  # cancelled while waiting
+                self._slots.pop(0)
                 continue
-            slot = asyncio.get_running_loop().create_future()
-            self._slots.append(slot)
-            try:
-                await slot
-            except asyncio.CancelledError:
-                if slot.done() and not slot.cancelled():
-                    self._wake()  # woken, then cancelled: the room goes to the next waiter
-                raise
-            finally:
-                if slot in self._slots:
-                    self._slots.remove(slot)
+            if not self._make_room():
+                return
+            self._open += 1
+            self._slots.pop(0).set_result(None)
 
     def lost(self, connection: Connection) -> None:
         """A connection closed (called by it)."""
@@ -210,14 +234,7 @@ class ConnectionPool:
 
     def _freed(self) -> None:
         self._open -= 1
-        self._wake()
-
-    def _wake(self) -> None:
-        while self._slots:
-            slot = self._slots.pop(0)
-            if not slot.done():
-                slot.set_result(None)
-                break
+        self._grant()
 
     async def _dial(self, origin: Origin) -> Connection:
         loop = asyncio.get_running_loop()

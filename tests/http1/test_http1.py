@@ -346,6 +346,34 @@ async def test_a_waiter_gets_the_room_of_a_connection_that_goes_idle(
         assert client.open_connections == 1
 
 
+async def test_a_waiter_is_not_passed_over_by_requests_that_keep_coming(
+        serve: Callable[..., Awaitable[Server]]) -> None:
+    """Limit 1: a run of requests to one origin, each sent as soon as the last is answered,
+    leaves its connection idle only for an instant.  A request to another origin waiting
+    for room takes it at the first such instant, not after the run."""
+    busy = await serve(answering(*[reply(b"a")] * 200))
+    other = await serve(answering(reply(b"b")))
+    answered = 0
+    served = asyncio.Event()
+    async with pool(limit=1) as client:
+        async def run() -> None:
+            nonlocal answered
+            while answered < 200 and not served.is_set():
+                await client.request(at(busy.port), HEAD, b"{}", 100, soon())
+                answered += 1
+
+        running = asyncio.create_task(run())
+        while answered < 2:
+            await asyncio.sleep(0.001)
+        before = answered
+        got = await client.request(at(other.port), HEAD, b"{}", 100, soon())
+        during = answered - before
+        served.set()
+        await running
+    assert got.body == b"b"
+    assert during <= 2  # passed over, it would have waited for the whole run
+
+
 async def test_a_request_cancelled_as_its_connection_opens_frees_its_room_once(
         serve: Callable[..., Awaitable[Server]], monkeypatch: pytest.MonkeyPatch) -> None:
     server = await serve(answering(reply(b"ok")))
