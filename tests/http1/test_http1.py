@@ -354,17 +354,18 @@ async def test_a_waiter_is_not_passed_over_by_requests_that_keep_coming(
     busy = await serve(answering(*[reply(b"a")] * 200))
     other = await serve(answering(reply(b"b")))
     answered = 0
-    served = asyncio.Event()
+    under_way, served = asyncio.Event(), asyncio.Event()
     async with pool(limit=1) as client:
         async def run() -> None:
             nonlocal answered
             while answered < 200 and not served.is_set():
                 await client.request(at(busy.port), HEAD, b"{}", 100, soon())
                 answered += 1
+                if answered == 2:
+                    under_way.set()
 
         running = asyncio.create_task(run())
-        while answered < 2:
-            await asyncio.sleep(0.001)
+        await under_way.wait()
         before = answered
         got = await client.request(at(other.port), HEAD, b"{}", 100, soon())
         during = answered - before
