@@ -14,10 +14,10 @@ import socket
 from collections.abc import Sequence
 
 from aiohttp.abc import AbstractResolver, ResolveResult
-from aiohttp.resolver import ThreadedResolver
 from yarl import URL
 
 from merknera.config import IPNetwork
+from merknera.lookups import LOOKUPS, LookupResolver
 
 MAX_URL_LENGTH = 2000
 
@@ -87,8 +87,7 @@ async def _addresses(parsed: URL) -> list[str]:
     literal = literal_ip(host)
     if literal is not None:
         return [literal]
-    infos = await asyncio.get_running_loop().getaddrinfo(host, parsed.port,
-                                                         type=socket.SOCK_STREAM)
+    infos = await LOOKUPS.getaddrinfo(host, parsed.port or 0)
     return sorted({str(info[4][0]) for info in infos})
 
 
@@ -127,7 +126,7 @@ class PolicyResolver(AbstractResolver):
     def __init__(self, networks: Sequence[IPNetwork],
                  inner: AbstractResolver | None = None) -> None:
         self._networks = tuple(networks)
-        self._inner = inner or ThreadedResolver()
+        self._inner = inner or LookupResolver()
 
     async def resolve(self, host: str, port: int = 0,
                       family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
