@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from merknera.games.base import JSON, Outcome, SeatResult, Termination
 from merknera.protocol.faults import FaultKind
-from merknera.store import ratings
+from merknera.store import logs, ratings
 from merknera.store.db import Connection, Database, enum_or_none, now
 
 
@@ -269,9 +269,7 @@ def finish_in(conn: Connection, game_id: int, outcome: Outcome, final_state: JSO
           None if outcome.ranks is None else outcome.ranks[seat],
           None if outcome.scores is None else outcome.scores[seat], game_id, seat)
          for seat in seats])
-    conn.executemany(
-        "INSERT INTO bot_log (bot_id, game_id, message, created_at) VALUES (?, ?, ?, ?)",
-        [(bot_id, game_id, message, stamp) for bot_id, message in log_lines])
+    logs.add_many(conn, [(bot_id, message, game_id) for bot_id, message in log_lines], stamp)
     if outcome.ranks is not None:
         # Its place in the rating queue commits with the result (games without a result
         # are not rated).

@@ -29,10 +29,11 @@ def add(conn: Connection, bot_id: int, message: str,
         (bot_id, game_id, message[:MAX_MESSAGE], now()))
 
 
-def add_many(conn: Connection, lines: Sequence[tuple[int, str, int | None]]) -> None:
+def add_many(conn: Connection, lines: Sequence[tuple[int, str, int | None]],
+             stamp: str | None = None) -> None:
     """Append ``(bot_id, message, game_id)`` lines inside a write transaction, in one
-    statement."""
-    stamp = now()
+    statement, stamped ``stamp`` (now, if None)."""
+    stamp = stamp or now()
     conn.executemany(
         "INSERT INTO bot_log (bot_id, game_id, message, created_at) VALUES (?, ?, ?, ?)",
         [(bot_id, game_id, message[:MAX_MESSAGE], stamp) for bot_id, message, game_id in lines])
