@@ -54,7 +54,7 @@ class Lookups:
         self._size = threads
         self._lookup = lookup
         self._work: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
-        self._threads: list[threading.Thread] = []
+        self._started = 0
         self._lock = threading.Lock()
         self._pending: dict[_Key, asyncio.Future[list[AddrInfo]]] = {}
 
@@ -89,11 +89,10 @@ class Lookups:
 
         self._work.put(work)
         with self._lock:
-            if len(self._threads) < self._size:
-                thread = threading.Thread(target=self._serve, name="merknera-lookup",
-                                          daemon=True)
-                self._threads.append(thread)
-                thread.start()
+            if self._started < self._size:
+                self._started += 1
+                threading.Thread(target=self._serve, name="merknera-lookup",
+                                 daemon=True).start()
 
     def _serve(self) -> None:
         while True:

@@ -24,9 +24,7 @@ class LogEntry:
 def add(conn: Connection, bot_id: int, message: str,
         game_id: int | None = None) -> None:
     """Append a line inside a write transaction."""
-    conn.execute(
-        "INSERT INTO bot_log (bot_id, game_id, message, created_at) VALUES (?, ?, ?, ?)",
-        (bot_id, game_id, message[:MAX_MESSAGE], now()))
+    add_many(conn, [(bot_id, message, game_id)])
 
 
 def add_many(conn: Connection, lines: Sequence[tuple[int, str, int | None]],
@@ -40,10 +38,8 @@ def add_many(conn: Connection, lines: Sequence[tuple[int, str, int | None]],
 
 
 async def write(db: Database, bot_id: int, message: str, game_id: int | None = None) -> None:
-    """Append a line in a transaction of its own."""
-    await db.write_one(
-        "INSERT INTO bot_log (bot_id, game_id, message, created_at) VALUES (?, ?, ?, ?)",
-        (bot_id, game_id, message[:MAX_MESSAGE], now()))  # group-committed with other writes
+    """Append a line in a transaction of its own (group-committed with other writes)."""
+    await db.transaction(lambda conn: add(conn, bot_id, message, game_id))
 
 
 async def for_bot(db: Database, bot_id: int, limit: int = 200,
