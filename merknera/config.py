@@ -14,6 +14,7 @@ and on the command line as ``--games TICTACTOE.move_timeout=5`` (repeatable).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import ipaddress
 import math
 import os
@@ -225,9 +226,9 @@ class Config:
 
         return default_directory()
 
-    @property
+    @functools.cached_property
     def networks(self) -> tuple[IPNetwork, ...]:
-        """``allowed_networks`` parsed."""
+        """``allowed_networks`` parsed (once: every registration checks its endpoint)."""
         return tuple(ipaddress.ip_network(net, strict=False) for net in self.allowed_networks)
 
     @property

@@ -84,6 +84,8 @@ class StoreError(RuntimeError):
 
 _last_ms = 0
 _last_stamp = ""
+_last_second = -1
+_second_text = ""
 
 
 def now() -> str:
@@ -93,12 +95,15 @@ def now() -> str:
     their ``finished_at``, and a wall clock stepping back (NTP, a resumed VM) would otherwise
     make each later finish re-rate every game stamped "in the future".
     """
-    global _last_ms, _last_stamp
+    global _last_ms, _last_stamp, _last_second, _second_text
     ms = time.time_ns() // 1_000_000
     if ms > _last_ms:  # formatted once per millisecond: every move stamps its row
         _last_ms = ms
         seconds, millis = divmod(ms, 1000)
-        _last_stamp = f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(seconds))}.{millis:03d}Z"
+        if seconds != _last_second:  # and the date and time once per second
+            _last_second = seconds
+            _second_text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+        _last_stamp = f"{_second_text}.{millis:03d}Z"
     return _last_stamp
 
 

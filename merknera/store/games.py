@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from merknera.games.base import JSON, Outcome, SeatResult, Termination
 from merknera.protocol.faults import FaultKind
 from merknera.store import logs, ratings
-from merknera.store.db import Connection, Database, enum_or_none, now
+from merknera.store.db import Connection, Database, Row, enum_or_none, now
 
 
 class GameStatus(enum.Enum):
@@ -152,8 +152,13 @@ async def load(db: Database, game_id: int) -> GameRecord | None:
 def load_in(conn: Connection, game_id: int) -> GameRecord | None:
     """:func:`load` on a connection of the caller's (inside a transaction, say)."""
     row = conn.execute("SELECT * FROM games WHERE id = ?", (game_id,)).fetchone()
-    if row is None:
-        return None
+    return None if row is None else record_of(conn, row)
+
+
+def record_of(conn: Connection, row: Row) -> GameRecord:
+    """The game whose ``games`` row (every column) is ``row``, with its seats and moves
+    read on ``conn``."""
+    game_id = row["id"]
     seats = conn.execute(
         "SELECT seat, bot_id, ready, result FROM seats WHERE game_id = ? ORDER BY seat",
         (game_id,))
@@ -253,22 +258,24 @@ def finish_in(conn: Connection, game_id: int, outcome: Outcome, final_state: JSO
               node: str | None = None) -> bool:
     """:func:`finish` inside a write transaction; a game with a result is queued for rating
     in it too (:func:`merknera.store.ratings.queue_in`)."""
-    cursor = conn.execute(
+    # The update returns the number of seats (numbered from 0): one statement fewer
+    # than reading them.
+    finished = conn.execute(
         "UPDATE games SET status = 'FINISHED', outcome = ?, reason = ?, detail = ?, "
         "final_state = ?, finished_at = ?, started_at = COALESCE(started_at, ?) "
-        "WHERE id = ? AND status != 'FINISHED'" + ("" if node is None else " AND node = ?"),
+        "WHERE id = ? AND status != 'FINISHED'" + ("" if node is None else " AND node = ?")
+        + " RETURNING (SELECT COUNT(*) FROM seats WHERE seats.game_id = games.id)",
         (summarise(outcome).value, outcome.termination.value, outcome.detail,
-         json.dumps(final_state), stamp, stamp, game_id, *(() if node is None else (node,))))
-    if cursor.rowcount == 0:
+         json.dumps(final_state), stamp, stamp, game_id,
+         *(() if node is None else (node,)))).fetchone()
+    if finished is None:
         return False
-    seats = [row[0] for row in conn.execute(
-        "SELECT seat FROM seats WHERE game_id = ? ORDER BY seat", (game_id,))]
     conn.executemany(
         "UPDATE seats SET result = ?, rank = ?, score = ? WHERE game_id = ? AND seat = ?",
         [(outcome.result_for(seat).value,
           None if outcome.ranks is None else outcome.ranks[seat],
           None if outcome.scores is None else outcome.scores[seat], game_id, seat)
-         for seat in seats])
+         for seat in range(finished[0])])
     logs.add_many(conn, [(bot_id, message, game_id) for bot_id, message in log_lines], stamp)
     if outcome.ranks is not None:
         # Its place in the rating queue commits with the result (games without a result

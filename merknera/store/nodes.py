@@ -11,10 +11,14 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from merknera.store.db import IDS, Connection, Database
-from merknera.store.games import GameRecord, load_in
+from merknera.store.games import GameRecord, record_of
 
 _UNFINISHED = "status IN ('PENDING', 'RUNNING')"
 """Unfinished games, as the games_status index finds them."""
+
+_FREE = "(node IS NULL OR node = ? OR lease_until < ?)"
+"""A game ``node`` (the first parameter) may claim: unleased, its own, or its lease over
+at ``now`` (the second)."""
 
 
 @dataclass(frozen=True)
@@ -72,15 +76,21 @@ async def claim_and_load(db: Database, game_id: int, node: str, now: float,
                          until: float) -> GameRecord | None:
     """:func:`claim`, and the game as stored once taken (None: not taken), in one write
     transaction: a runner's start costs one trip to the store, not a write and a read."""
-    return await db.transaction(lambda conn: load_in(conn, game_id) if _claim_in(
-        conn, game_id, node, now, until) else None)
+    def work(conn: Connection) -> GameRecord | None:
+        # The claim returns the game's row: one statement fewer on the writer's thread
+        # for every game started.
+        row = conn.execute(
+            f"UPDATE games SET node = ?, lease_until = ? WHERE id = ? AND {_UNFINISHED} "
+            f"AND {_FREE} RETURNING *", (node, until, game_id, node, now)).fetchone()
+        return None if row is None else record_of(conn, row)
+
+    return await db.transaction(work)
 
 
 def _claim_in(conn: Connection, game_id: int, node: str, now: float, until: float) -> bool:
     return conn.execute(
         f"UPDATE games SET node = ?, lease_until = ? WHERE id = ? AND {_UNFINISHED} "
-        "AND (node IS NULL OR node = ? OR lease_until < ?)",
-        (node, until, game_id, node, now)).rowcount > 0
+        f"AND {_FREE}", (node, until, game_id, node, now)).rowcount > 0
 
 
 async def claim_many(db: Database, node: str, now: float, until: float,

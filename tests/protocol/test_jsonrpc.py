@@ -419,6 +419,18 @@ def test_signature_matches_an_independent_hmac() -> None:
     assert sign(secret, timestamp, raw) == "sha256=" + expected.hexdigest()
 
 
+@pytest.mark.parametrize("key_length", [0, 1, 63, 64, 65, 200])
+@pytest.mark.parametrize("body_length", [0, 2, 5000])
+def test_signature_for_keys_about_the_block_size(key_length: int, body_length: int) -> None:
+    # sign writes HMAC out over hashes keyed once: keys shorter than SHA-256's 64-byte
+    # block are padded, longer ones hashed first; bodies of 2 KiB and more are hashed
+    # by another path of hashlib's.
+    secret = ("0123456789abcdef" * 13)[:key_length]
+    raw = bytes(range(256)) * (body_length // 256) + b"x" * (body_length % 256)
+    expected = hmac.new(secret.encode(), b"1700000000." + raw, hashlib.sha256).hexdigest()
+    assert sign(secret, "1700000000", raw) == f"sha256={expected}"
+
+
 KNOWN_DIGEST = "b8569b78799ff9e3cbff0fc2d63a33a2b57f3282abd07c37ae5e8e7d79a5f163"
 """HMAC-SHA256(key=b"secret", msg=b"1700000000.{}"), computed once with hmac and pinned."""
 
