@@ -76,6 +76,8 @@ class Leases:
         self._offers = 0
         self._last_beat = 0.0
         """time.monotonic() of the last heartbeat (the scheduler's start makes the first)."""
+        self._taking: dict[int, asyncio.Future[GameRecord | None]] = {}
+        """Runners waiting in :meth:`take`, by game id, to be claimed together."""
 
     async def only_node(self) -> None:
         """This is the only node (SQLite): every lease of an earlier run ends now, so the
@@ -93,12 +95,47 @@ class Leases:
         (None: this node does not play it)."""
         if self._held.get(game_id, 0.0) > time.monotonic() + self.seconds / 2:
             return await games.load(self.db, game_id)  # just taken by claim_many
+        # Runners started together (a newcomer's round robin, a resumed node's games)
+        # claim together: one write for all of them, sent once the loop has started them.
+        waiting = self._taking.get(game_id)
+        if waiting is None:
+            waiting = asyncio.get_running_loop().create_future()
+            if not self._taking:
+                asyncio.get_running_loop().call_soon(self._take_waiting)
+            self._taking[game_id] = waiting
+        return await waiting
+
+    def _take_waiting(self) -> None:
+        """Claim the games whose runners wait in :meth:`take`, in one write."""
+        taking, self._taking = self._taking, {}
+        self._claim(taking)
+
+    def _claim(self, taking: dict[int, asyncio.Future[GameRecord | None]]) -> None:
         started, wall = time.monotonic(), time.time()
-        record = await nodes.claim_and_load(self.db, game_id, self.node, wall,
-                                            wall + self.seconds)
-        if record is not None:
-            self._held[game_id] = started + self.seconds
-        return record
+        claimed = self.db.submit(lambda conn: nodes.claim_and_load_in(
+            conn, list(taking), self.node, wall, wall + self.seconds))
+
+        def answer(done: asyncio.Future[dict[int, GameRecord]]) -> None:
+            if not done.cancelled() and done.exception() is not None and len(taking) > 1:
+                # One game's bad row must not fail the others': each is claimed alone.
+                for game_id, waiting in taking.items():
+                    if not waiting.done():
+                        self._claim({game_id: waiting})
+                return
+            for game_id, waiting in taking.items():
+                if waiting.done():
+                    continue  # its runner was cancelled; the lease runs out unrenewed
+                if done.cancelled():
+                    waiting.cancel()
+                elif (failure := done.exception()) is not None:
+                    waiting.set_exception(failure)
+                else:
+                    record = done.result().get(game_id)
+                    if record is not None:
+                        self._held[game_id] = started + self.seconds
+                    waiting.set_result(record)
+
+        claimed.add_done_callback(answer)
 
     async def claim_many(self, limit: int) -> list[int]:
         """Take the leases of up to ``limit`` unfinished games that no live node plays

@@ -9,13 +9,13 @@ from __future__ import annotations
 import asyncio
 import enum
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from merknera.games.base import JSON, Outcome, SeatResult, Termination
 from merknera.protocol.faults import FaultKind
 from merknera.store import logs, ratings
-from merknera.store.db import Connection, Database, Row, enum_or_none, now
+from merknera.store.db import IDS, Connection, Database, Row, enum_or_none, now
 
 
 class GameStatus(enum.Enum):
@@ -165,6 +165,28 @@ def record_of(conn: Connection, row: Row) -> GameRecord:
     moves = conn.execute(
         "SELECT seq, seat, move, fault, fault_detail FROM moves WHERE game_id = ? ORDER BY seq",
         (game_id,))
+    return _record(row, seats, moves)
+
+
+def records_of(conn: Connection, rows: Sequence[Row]) -> list[GameRecord]:
+    """:func:`record_of` for several games: two queries for all their seats and moves."""
+    if not rows:
+        return []
+    ids = json.dumps([row["id"] for row in rows])
+    seats: dict[int, list[Row]] = {row["id"]: [] for row in rows}
+    moves: dict[int, list[Row]] = {row["id"]: [] for row in rows}
+    for seat in conn.execute(
+            f"SELECT game_id, seat, bot_id, ready, result FROM seats WHERE game_id IN {IDS} "
+            "ORDER BY game_id, seat", (ids,)):
+        seats[seat["game_id"]].append(seat)
+    for move in conn.execute(
+            "SELECT game_id, seq, seat, move, fault, fault_detail FROM moves "
+            f"WHERE game_id IN {IDS} ORDER BY game_id, seq", (ids,)):
+        moves[move["game_id"]].append(move)
+    return [_record(row, seats[row["id"]], moves[row["id"]]) for row in rows]
+
+
+def _record(row: Row, seats: Iterable[Row], moves: Iterable[Row]) -> GameRecord:
     # The columns' text becomes the enums here, and only here (finish_in writes .value).
     return GameRecord(
         id=row["id"], game=row["game"], status=GameStatus(row["status"]), seed=row["seed"],

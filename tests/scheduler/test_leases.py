@@ -4,7 +4,9 @@ once it has lost the lease (merknera.scheduler.leases)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
+from typing import Any
 
 import pytest
 
@@ -117,3 +119,47 @@ async def test_a_lease_about_to_run_out_is_not_used_for_a_call(db: Database) -> 
         a.release(game_id)
     with pytest.raises(LeaseLostError):
         await a.hold(game_id, 5.0)
+
+
+async def test_runners_started_together_claim_their_games_in_one_write(
+        db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = nodes(db)
+    fresh, played, taken = await new_game(db), await new_game(db), await new_game(db)
+    assert await games.record_moves(db, played, [games.LoggedCall(1, 0, move={"p": 4}),
+                                                 games.LoggedCall(2, 1, move={"p": 0})])
+    assert await b.claim(taken)
+    writes = 0
+    submit = db.submit
+
+    def counted(work: Any) -> Any:
+        nonlocal writes
+        writes += 1
+        return submit(work)
+
+    monkeypatch.setattr(db, "submit", counted)
+    got = await asyncio.gather(a.take(fresh), a.take(played), a.take(taken))
+    assert writes == 1
+    assert got[2] is None  # node b plays it
+    assert [record.id for record in got if record is not None] == [fresh, played]
+    by_id = {record.id: record for record in got if record is not None}
+    assert by_id[fresh].moves == ()
+    assert [(move.seq, move.seat, move.move) for move in by_id[played].moves] == [
+        (1, 0, {"p": 4}), (2, 1, {"p": 0})]
+    for record in by_id.values():
+        assert [seat.seat for seat in record.seats] == [0, 1]
+        assert record == await games.load(db, record.id)  # as one game's load reads it
+    assert sorted(await b.heartbeat()) == []  # b lost nothing
+    assert await a.heartbeat() == set()  # and a holds both of its own
+
+
+async def test_a_game_that_does_not_load_fails_alone(db: Database) -> None:
+    a, _ = nodes(db)
+    first, broken, last = await new_game(db), await new_game(db), await new_game(db)
+    await db.write_one("UPDATE games SET settings = 'not JSON' WHERE id = ?", (broken,))
+    got = await asyncio.gather(a.take(first), a.take(broken), a.take(last),
+                               return_exceptions=True)
+    assert isinstance(got[1], ValueError)  # json's error, as one game's claim raised it
+    assert [record.id for record in got if isinstance(record, games.GameRecord)] == [
+        first, last]
+    # The broken game's claim was rolled back with its load: it is nobody's.
+    assert await a.claimable(10, [first, last]) == [broken]
