@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from merknera.store import Database, games, nodes
-from merknera.store.db import now
+from merknera.store.db import StoreError, now
 from merknera.store.games import GameRecord
 from merknera.store.nodes import NodeView
 
@@ -116,7 +116,9 @@ class Leases:
             conn, list(taking), self.node, wall, wall + self.seconds))
 
         def answer(done: asyncio.Future[dict[int, GameRecord]]) -> None:
-            if not done.cancelled() and done.exception() is not None and len(taking) > 1:
+            failure = (StoreError("the claim was cancelled") if done.cancelled()
+                       else done.exception())
+            if failure is not None and len(taking) > 1:
                 # One game's bad row must not fail the others': each is claimed alone.
                 for game_id, waiting in taking.items():
                     if not waiting.done():
@@ -125,9 +127,7 @@ class Leases:
             for game_id, waiting in taking.items():
                 if waiting.done():
                     continue  # its runner was cancelled; the lease runs out unrenewed
-                if done.cancelled():
-                    waiting.cancel()
-                elif (failure := done.exception()) is not None:
+                if failure is not None:
                     waiting.set_exception(failure)
                 else:
                     record = done.result().get(game_id)

@@ -78,7 +78,7 @@ def claim_and_load_in(conn: Connection, game_ids: Sequence[int], node: str, now:
     a write transaction; the games taken, as stored then, by id.
 
     Three statements however many games: a newcomer's round robin (two games for each
-    other bot) is claimed by one of them, not by four statements a game.
+    other bot) is claimed by three, not by four a game.
     """
     rows = conn.execute(
         f"UPDATE games SET node = ?, lease_until = ? WHERE id IN {IDS} AND {_UNFINISHED} "
