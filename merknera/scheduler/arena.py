@@ -92,10 +92,12 @@ class Arena:
     readiness: Readiness
     leases: Leases
     """This node's game leases (one node, or one of several on PostgreSQL)."""
-    finish_hooks: list[Callable[[GameFinished], Coroutine[Any, Any, None]]] = field(
+    finish_hooks: list[Callable[[GameFinished], Coroutine[Any, Any, None] | None]] = field(
         default_factory=list)
-    """Called (in tasks of their own) after every game that finished with its result
-    stored; unlike the event bus, they never miss one."""
+    """Called after every game that finished with its result stored; unlike the event
+    bus, they never miss one.  A hook with something to wait for returns a coroutine,
+    run in a task of its own; one with nothing to do for this game returns None (most
+    games: a task a game and hook cost about as much as a bot's move)."""
     _hook_tasks: set[asyncio.Task[None]] = field(default_factory=set)
     rater: Rater = field(init=False)
     """Rates the results in passes (see merknera.store.ratings)."""
@@ -111,9 +113,11 @@ class Arena:
     def after_game(self, finished: GameFinished) -> None:
         """Run the finish hooks for a game."""
         for hook in self.finish_hooks:
-            task = asyncio.create_task(hook(finished))
-            self._hook_tasks.add(task)
-            task.add_done_callback(self._hook_tasks.discard)
+            work = hook(finished)
+            if work is not None:
+                task = asyncio.create_task(work)
+                self._hook_tasks.add(task)
+                task.add_done_callback(self._hook_tasks.discard)
 
     def new_game_settings(self, mnemonic: str) -> dict[str, JSON]:
         """The settings a new game of ``mnemonic`` is stored with: the hashes of the asset

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Coroutine
+from typing import Any
 
 from merknera.events import GameFinished
 from merknera.games import Outcome, Termination
@@ -31,12 +33,16 @@ class Discipline:
         self._arena = scheduler.arena
         self._arena.finish_hooks.append(self._after)
 
-    async def _after(self, finished: GameFinished) -> None:
-        if finished.at_fault:
-            try:
-                await self.after_game(list(finished.at_fault))
-            except Exception:
-                log.exception("the fault rule failed after game %d", finished.game_id)
+    def _after(self, finished: GameFinished) -> Coroutine[Any, Any, None] | None:
+        """The fault rule's work after a game in which some bot was at fault (a finish
+        hook: None when nobody was)."""
+        return self._apply_rule(finished) if finished.at_fault else None
+
+    async def _apply_rule(self, finished: GameFinished) -> None:
+        try:
+            await self.after_game(list(finished.at_fault))
+        except Exception:
+            log.exception("the fault rule failed after game %d", finished.game_id)
 
     async def disable(self, bot_id: int, by: str, reason: str) -> bool:
         """Take a bot out of play; False if it was not a current bot."""

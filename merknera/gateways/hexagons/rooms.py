@@ -274,9 +274,10 @@ class Rooms:
         if room is not None and self._rooms.get(room.handle) is room:
             del self._rooms[room.handle]
 
-    async def _finished(self, finished: GameFinished) -> None:
+    def _finished(self, finished: GameFinished) -> None:
         """A forfeit disqualified the loser (the original disqualified a player that took
-        too long as well as one that sent a bad move)."""
+        too long as well as one that sent a bad move).  A finish hook with nothing to
+        wait for: it returns no coroutine."""
         room = self._by_game.get(finished.game_id)
         if room is None or room.table is None or not finished.termination.is_forfeit:
             return
