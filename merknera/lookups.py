@@ -26,6 +26,8 @@ from typing import Any
 
 from aiohttp.abc import AbstractResolver, ResolveResult
 
+from merknera.threads import as_helper
+
 _Key = tuple[asyncio.AbstractEventLoop, str, int, int, int]
 """A lookup in flight: the loop waiting for it, host, port, family and flags."""
 
@@ -95,6 +97,7 @@ class Lookups:
                                  daemon=True).start()
 
     def _serve(self) -> None:
+        as_helper()
         while True:
             self._work.get()()
 

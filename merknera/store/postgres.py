@@ -33,6 +33,7 @@ from psycopg.rows import RowMaker
 from psycopg.types.numeric import FloatLoader
 
 from merknera.store.db import Database, Dialect, Params, StoreError, migrations, split_statements
+from merknera.threads import as_helper
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -204,7 +205,9 @@ class PgLink:
         """Connect (on the new thread)."""
         thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="merknera-pg")
         try:
-            conn = await asyncio.get_running_loop().run_in_executor(thread, connect_sync, url)
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(thread, as_helper)
+            conn = await loop.run_in_executor(thread, connect_sync, url)
         except BaseException:
             thread.shutdown(wait=False)
             raise

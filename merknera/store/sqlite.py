@@ -20,6 +20,7 @@ import aiosqlite
 from merknera.names import name_key, name_shape
 from merknera.protocol.excerpt import without_addresses
 from merknera.store.db import Database, Dialect, StoreError, migrations, split_statements
+from merknera.threads import as_helper
 
 T = TypeVar("T")
 
@@ -116,7 +117,10 @@ class SqliteDatabase(Database):
         except BaseException:
             await writer.close()
             raise
-        return cls(path, SqliteLink(writer), [SqliteLink(reader) for reader in opened])
+        links = [SqliteLink(writer), *(SqliteLink(reader) for reader in opened)]
+        for link in links:
+            await link.run(lambda _conn: as_helper())
+        return cls(path, links[0], links[1:])
 
     async def schema_version(self) -> int:
         return int(await self.fetchval("PRAGMA user_version"))

@@ -1,0 +1,50 @@
+"""The event loop's helper threads run as batch threads (merknera.threads): waking one to
+write, read or look up a name does not preempt the loop's thread, which holds the GIL the
+helper would wait for."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+
+from merknera.lookups import AddrInfo, Lookups
+from merknera.store import Database
+from merknera.threads import as_helper, is_helper
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"),
+                                reason="SCHED_BATCH is Linux's")
+
+
+def test_a_thread_marks_itself_and_nothing_else() -> None:
+    seen: list[bool] = []
+
+    def helper() -> None:
+        as_helper()
+        seen.append(is_helper())
+
+    thread = threading.Thread(target=helper)
+    thread.start()
+    thread.join()
+    assert seen == [True]
+    assert not is_helper()  # this thread (pytest's) is left as it was
+
+
+async def test_the_stores_connections_are_helpers(db: Database) -> None:
+    assert await db.transaction(lambda _conn: is_helper())  # the writer
+    assert all([await db.read(lambda _conn: is_helper()) for _ in range(4)])  # readers
+    assert not is_helper()
+
+
+async def test_lookups_run_on_helpers() -> None:
+    helpers: list[bool] = []
+
+    def lookup(host: str, port: int, family: int, flags: int) -> list[AddrInfo]:
+        helpers.append(is_helper())
+        return []
+
+    lookups = Lookups(threads=2, lookup=lookup)
+    await lookups.getaddrinfo("a.example", 80)
+    await lookups.getaddrinfo("b.example", 80)
+    assert helpers == [True, True]
