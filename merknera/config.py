@@ -14,7 +14,6 @@ and on the command line as ``--games TICTACTOE.move_timeout=5`` (repeatable).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import ipaddress
 import math
 import os
@@ -226,9 +225,9 @@ class Config:
 
         return default_directory()
 
-    @functools.cached_property
+    @property
     def networks(self) -> tuple[IPNetwork, ...]:
-        """``allowed_networks`` parsed (once: every registration checks its endpoint)."""
+        """``allowed_networks`` parsed."""
         return tuple(ipaddress.ip_network(net, strict=False) for net in self.allowed_networks)
 
     @property

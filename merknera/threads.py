@@ -26,8 +26,3 @@ def as_helper() -> None:
     with contextlib.suppress(OSError):
         os.sched_setscheduler(0, policy, os.sched_param(0))  # 0: the calling thread
 
-
-def is_helper() -> bool:
-    """Whether the calling thread runs as a helper (False where there is no such policy)."""
-    policy = getattr(os, "SCHED_BATCH", None)
-    return policy is not None and os.sched_getscheduler(0) == policy

@@ -11,7 +11,7 @@ import pytest
 
 from merknera.lookups import AddrInfo, Lookups
 from merknera.store import Database
-from merknera.threads import as_helper, is_helper
+from merknera.threads import as_helper
 
 
 def _batch_allowed() -> bool:
@@ -33,6 +33,11 @@ def _batch_allowed() -> bool:
     thread.start()
     thread.join()
     return allowed == [True]
+
+
+def is_helper() -> bool:
+    """Whether the calling thread runs as a helper (SCHED_BATCH)."""
+    return os.sched_getscheduler(0) == os.SCHED_BATCH
 
 
 pytestmark = pytest.mark.skipif(not _batch_allowed(),

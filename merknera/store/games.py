@@ -152,24 +152,12 @@ async def load(db: Database, game_id: int) -> GameRecord | None:
 def load_in(conn: Connection, game_id: int) -> GameRecord | None:
     """:func:`load` on a connection of the caller's (inside a transaction, say)."""
     row = conn.execute("SELECT * FROM games WHERE id = ?", (game_id,)).fetchone()
-    return None if row is None else record_of(conn, row)
-
-
-def record_of(conn: Connection, row: Row) -> GameRecord:
-    """The game whose ``games`` row (every column) is ``row``, with its seats and moves
-    read on ``conn``."""
-    game_id = row["id"]
-    seats = conn.execute(
-        "SELECT seat, bot_id, ready, result FROM seats WHERE game_id = ? ORDER BY seat",
-        (game_id,))
-    moves = conn.execute(
-        "SELECT seq, seat, move, fault, fault_detail FROM moves WHERE game_id = ? ORDER BY seq",
-        (game_id,))
-    return _record(row, seats, moves)
+    return None if row is None else records_of(conn, [row])[0]
 
 
 def records_of(conn: Connection, rows: Sequence[Row]) -> list[GameRecord]:
-    """:func:`record_of` for several games: two queries for all their seats and moves."""
+    """The games whose ``games`` rows (every column) are ``rows``, with their seats and
+    moves: two queries for all of them, however many."""
     if not rows:
         return []
     ids = json.dumps([row["id"] for row in rows])
