@@ -46,7 +46,7 @@ from pathlib import Path
 
 import aiohttp
 
-from merknera import loop
+from merknera import heap, loop
 from merknera.app import Platform
 from merknera.botclient import BotClient
 from merknera.config import Config
@@ -108,6 +108,7 @@ async def platform_rate(config: Config, urls: list[str],
     moves, and the CPU seconds this process used per move."""
     platform = Platform(config)
     await platform.start()
+    heap.settle()  # as merknera serve does once started
     try:
         _, token = await users.create_user(platform.db, "bench")
         bot_ids = []

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from merknera import heap
 from merknera.app import Platform
 from merknera.config import Config
 from merknera.events import Event, GameFinished
@@ -156,6 +157,7 @@ async def run_demo(config: Config) -> int:
         hexagons_port=config.hexagons_port or DEMO_HEXAGONS_PORT,
         kalaha_port=config.kalaha_port or DEMO_KALAHA_PORT)
     async with running(config) as (live, platform):
+        heap.settle()
         print(f"Merknera is running at {live.base_url} (database {live.db})", flush=True)
         print(f"  open {live.base_url}/ in a browser: leaderboards, bots, replays and live "
               f"games; the JSON API is described at {live.base_url}/api/openapi.json",

@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager
 
 from aiohttp import web
 
+from merknera import heap
 from merknera.app import Platform, build_app
 from merknera.config import Config
 from merknera.store import node_lock
@@ -114,6 +115,7 @@ async def wait_for_signal() -> None:
 async def serve(config: Config) -> None:
     """Serve until SIGINT or SIGTERM; prints ``Merknera listening on <url>`` when ready."""
     async with running(config) as (live, _):
+        heap.settle()
         print(f"Merknera listening on {live.base_url} (database {redacted(live.db)})",
               flush=True)
         if live.battlebot_port:
