@@ -33,6 +33,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from merknera.games import JSON, AnyGame, JSONObject, MoveError
 from merknera.store import results
 from merknera.store.db import Connection, Row
@@ -240,10 +242,22 @@ def encode(header: GameHeader, rows: list[Row],
     """The whole replay of a game, encoded (CPU work: run it off the event loop)."""
     replayer = Replayer(header, reveal=header.start.status is GameStatus.FINISHED,
                         states=states)
-    body = {"id": header.start.id, "status": header.start.status.value, **replayer.start(),
-            "frames": replayer.frames(rows), "error": replayer.error}
-    plain = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    start = replayer.start()  # before the frames: the first one patches its state
+    frames: list[JSON] = list(replayer.frames(rows))
+    body: JSONObject = {"id": header.start.id, "status": header.start.status.value,
+                        **start, "frames": frames, "error": replayer.error}
+    plain = _dumps(body)
     return EncodedReplay(plain, gzip.compress(plain, compresslevel=6))
+
+
+def _dumps(body: JSONObject) -> bytes:
+    """Compact UTF-8 JSON: orjson's, about a tenth of json's time on a long game's replay
+    (10-13 ms of its 100), the same document; json's for what orjson refuses (an integer
+    past 64 bits in some game's view)."""
+    try:
+        return orjson.dumps(body)
+    except TypeError:
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 ReplayKey = tuple[int, States]

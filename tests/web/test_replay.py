@@ -164,3 +164,12 @@ def test_a_25x25_hexagons_game_of_1481_moves_is_a_small_replay() -> None:
     assert sum("state" in frame for frame in body["frames"]) == 1481 // KEYFRAME_EVERY
     last = rebuilt(body["state"], body["frames"])[-1]
     assert last == game.spectator_view(state, True)
+
+
+@pytest.mark.parametrize("body", [
+    {"text": "naïve ☃ \u2028 \"quoted\"", "latency_ms": 12.345, "fault": None, "seq": 3},
+    {"state": {"big": 2**70}},  # past 64 bits: orjson refuses it, json encodes it
+], ids=["common", "huge-integer"])
+def test_a_replay_is_encoded_as_compact_utf8_json(body: dict[str, Any]) -> None:
+    expected = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    assert replay._dumps(body) == expected
