@@ -81,12 +81,28 @@ async def test_admin_disables_enables_pauses_and_creates(
     assert (await paused.json()) == {"ladder": "PAUSED"}
     resumed = await arena.client.post("/api/admin/ladder/resume", headers=auth)
     assert (await resumed.json()) == {"ladder": "RUNNING"}
-    bad = await arena.client.post("/api/admin/tournaments", headers=auth,
-                                  json={"game": "CHESS", "format": "swiss", "rounds": 1})
-    assert bad.status == 400 and "unknown game" in (await bad.json())["error"]
+    # What the document's schema refuses is 400; terms no bots allow 422; terms the
+    # current bots do not allow 409.
+    for terms, status, says in [
+        ({"game": "CHESS", "format": "swiss", "rounds": 1}, 400, '"game" must be one of'),
+        ({"game": "TICTACTOE", "format": {}, "rounds": 1}, 400, '"format" must be one of'),
+        ({"game": "TICTACTOE", "format": "SWISS", "rounds": 1}, 400, '"format" must be one'),
+        ({"game": "TICTACTOE", "format": "swiss", "rounds": 0}, 400, '"rounds" must be'),
+        ({"game": "TICTACTOE", "format": "swiss", "rounds": 1.5}, 400, '"rounds" must be'),
+        ({"game": "TICTACTOE", "format": "swiss", "rounds": 1, "bots": None}, 400,
+         '"bots" must be a list'),
+        ({"game": "TICTACTOE", "format": "round-robin", "rounds": 11}, 422,
+         "a round robin has at most 10 cycles"),
+        ({"game": "TICTACTOE", "format": "round-robin", "rounds": 1, "bots": [999]}, 409,
+         "bots [999] are not current TICTACTOE bots"),
+        ({"game": "KALAHA", "format": "round-robin", "rounds": 1}, 409,
+         "a tournament needs at least two bots; KALAHA has 0"),
+    ]:
+        bad = await arena.client.post("/api/admin/tournaments", headers=auth, json=terms)
+        assert (bad.status, (await bad.json())["error"][:len(says)]) == (status, says), terms
     made = await arena.client.post("/api/admin/tournaments", headers=auth,
                                    json={"game": "TICTACTOE", "format": "round-robin",
-                                         "rounds": 1})
+                                         "rounds": 1.0})  # an integer, to JSON Schema
     assert made.status == 201
     tournament = (await made.json())["id"]
     assert await db.fetchval("SELECT COUNT(*) FROM tournament_entrants WHERE tournament_id = ?",

@@ -28,6 +28,11 @@ class GuestRefusedError(ValueError):
     """A name a guest may not play under, and why."""
 
 
+class GuestNameTakenError(GuestRefusedError):
+    """A well-formed name that may not be used now: another owner's bot holds it (or one
+    spelt like it), it is kept for the anonymous, or an admin disabled it."""
+
+
 class GuestThrottledError(GuestRefusedError):
     """A new name refused for now: the client's address made as many as it may."""
 
@@ -52,7 +57,7 @@ async def guest(arena: Arena, name: str | None, game: str,
     except NameRefusedError as exc:
         raise GuestRefusedError(str(exc)) from None
     if name is not None and is_anonymous_name(checked):  # spelt any way
-        raise GuestRefusedError(f'the name "{ANONYMOUS}" is kept for players who give none')
+        raise GuestNameTakenError(f'the name "{ANONYMOUS}" is kept for players who give none')
     version = game.lower()
 
     def work(conn: Connection) -> tuple[Bot, bool]:
@@ -63,11 +68,11 @@ async def guest(arena: Arena, name: str | None, game: str,
         # The anonymous guest is nobody's name: a bot that took it first does not bar it.
         others = [bot for bot in held if bot.owner != GUEST_OWNER] if name is not None else []
         if others:
-            raise GuestRefusedError(f'the name "{wanted}" belongs to a bot of '
+            raise GuestNameTakenError(f'the name "{wanted}" belongs to a bot of '
                                     f"{others[0].owner}; choose another name")
         alike = bots.look_alikes(conn, checked) if name is not None else []
         if alike:
-            raise GuestRefusedError(f'the name "{wanted}" is too like "{alike[0].name}", '
+            raise GuestNameTakenError(f'the name "{wanted}" is too like "{alike[0].name}", '
                                     "which plays here already; choose another name")
         own = [bot for bot in held if bot.owner == GUEST_OWNER]
         mine = next((bot for bot in own if bot.version == version), None)
@@ -76,7 +81,7 @@ async def guest(arena: Arena, name: str | None, game: str,
         barred = next((bot for bot in (own if name is not None else [mine])
                        if bot is not None and bot.status is BotStatus.DISABLED), None)
         if barred is not None:
-            raise GuestRefusedError(f'"{wanted}" is disabled by an admin '
+            raise GuestNameTakenError(f'"{wanted}" is disabled by an admin '
                                     f"({barred.disabled_reason})")
         if mine is not None:
             return mine, False

@@ -47,12 +47,18 @@ _FIRST_VIEW: dict[SeatResult | None, Outcome] = {
     SeatResult.WIN: 1.0, SeatResult.DRAW: 0.5, SeatResult.LOSS: 0.0}
 
 
+class EntrantsError(ValueError):
+    """Terms the bots of the moment do not allow: bots that are not current ones, fewer
+    than two, or as many Swiss rounds as entrants (other bots may allow them later)."""
+
+
 def plan_entrants(conn: Connection, game: str, fmt: str, rounds: int,
                   bot_ids: Sequence[int] | None) -> tuple[str, list[int]]:
     """Check a tournament's terms; returns the stored format and the entrants in seed
     order.  Runs inside the transaction that creates it.
 
-    :raises ValueError: saying what is wrong with the terms.
+    :raises EntrantsError: when the bots named, or the current ones, do not allow them;
+        :class:`ValueError` for terms no bots would allow; each saying what is wrong.
     """
     if game not in REGISTRY:
         raise ValueError(f'unknown game "{game}"; known: {", ".join(sorted(REGISTRY))}')
@@ -68,15 +74,15 @@ def plan_entrants(conn: Connection, game: str, fmt: str, rounds: int,
     chosen = sorted(current) if bot_ids is None else list(dict.fromkeys(bot_ids))
     strangers = [bot_id for bot_id in chosen if bot_id not in current]
     if strangers:
-        raise ValueError(f"bots {strangers} are not current {game} bots")
+        raise EntrantsError(f"bots {strangers} are not current {game} bots")
     if len(chosen) < 2:
-        raise ValueError(f"a tournament needs at least two bots; {game} has {len(chosen)}")
+        raise EntrantsError(f"a tournament needs at least two bots; {game} has {len(chosen)}")
     if rounds < 1:
         raise ValueError("rounds must be at least 1")
     if stored == "ROUND_ROBIN" and rounds > MAX_CYCLES:
         raise ValueError(f"a round robin has at most {MAX_CYCLES} cycles (--rounds)")
     if stored == "SWISS" and rounds >= len(chosen):
-        raise ValueError(f"a Swiss tournament of {len(chosen)} bots has fewer than "
+        raise EntrantsError(f"a Swiss tournament of {len(chosen)} bots has fewer than "
                          f"{len(chosen)} rounds; use round-robin for every pair")
     ratings = competition.ratings_of(conn, chosen)
 
@@ -134,7 +140,8 @@ class Director:
                      bot_ids: Sequence[int] | None) -> int:
         """Create a tournament (it begins within a second).
 
-        :raises ValueError: saying what is wrong with the terms.
+        :raises EntrantsError: when the bots named, or the current ones, do not allow them;
+        :class:`ValueError` for terms no bots would allow; each saying what is wrong.
         """
         tournament_id = await self._arena.db.transaction(
             functools.partial(create_in, game=game, fmt=fmt, rounds=rounds, bot_ids=bot_ids))

@@ -53,7 +53,8 @@ async def head_to_head(db: Database, first: int, second: int) -> dict[str, Any]:
         f"SELECT games.id, games.game, {_AGAINST.format(mine='a', other='b')}, a.seat, "
         "games.finished_at FROM games "
         "JOIN seats a ON a.game_id = games.id AND a.bot_id = ? "
-        "JOIN seats b ON b.game_id = games.id AND b.bot_id = ? "
+        # Another seat: asked about a bot and itself, this finds no games.
+        "JOIN seats b ON b.game_id = games.id AND b.bot_id = ? AND b.seat != a.seat "
         "WHERE games.status = 'FINISHED' ORDER BY games.id DESC", (first, second))
     tally = {"WIN": 0, "DRAW": 0, "LOSS": 0, "NONE": 0}
     for row in rows:

@@ -14,9 +14,10 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
-from merknera.games import JSON
+from merknera.games import JSON, REGISTRY
 from merknera.guard import GUARD_KEY
-from merknera.web.params import bearer_token, whole_number
+from merknera.scheduler.tournaments import FORMATS, EntrantsError
+from merknera.web.params import bearer_token, json_integer, whole_number
 
 
 class AdminOps(Protocol):
@@ -96,14 +97,20 @@ async def _body(request: web.Request) -> dict[str, Any]:
     return body
 
 
+def _reason(body: dict[str, Any], default: str) -> str:
+    """The body's ``reason`` (a string when given: null is no reason), else ``default``."""
+    reason = body.get("reason", default)
+    if not isinstance(reason, str):
+        raise _error(web.HTTPBadRequest, '"reason" must be a string')
+    return reason or default
+
+
 @routes.post("/api/admin/bots/{id}/disable")
 async def disable_bot(request: web.Request) -> web.Response:
     """Take a bot out of play (its unfinished games end without a result)."""
     ops = await _ops(request)
     bot_id = _bot_id(request)
-    reason = (await _body(request)).get("reason") or "disabled by an admin"
-    if not isinstance(reason, str):
-        raise _error(web.HTTPBadRequest, '"reason" must be a string')
+    reason = _reason(await _body(request), "disabled by an admin")
     if not await ops.disable_bot(bot_id, reason[:500]):
         raise _error(web.HTTPConflict, f"bot {bot_id} is not a current bot (unknown, "
                                        "superseded or disabled already)")
@@ -126,9 +133,7 @@ async def suspend_user(request: web.Request) -> web.Response:
     (their unfinished games end without a result) until the suspension is lifted."""
     ops = await _ops(request)
     name = request.match_info["name"]
-    reason = (await _body(request)).get("reason") or "suspended by an admin"
-    if not isinstance(reason, str):
-        raise _error(web.HTTPBadRequest, '"reason" must be a string')
+    reason = _reason(await _body(request), "suspended by an admin")
     disabled = await ops.suspend_user(name, reason[:500])
     if disabled is None:
         raise _error(web.HTTPNotFound, f'no user named "{name[:100]}"')
@@ -166,20 +171,32 @@ async def resume_ladder(request: web.Request) -> web.Response:
 
 @routes.post("/api/admin/tournaments")
 async def create_tournament(request: web.Request) -> web.Response:
-    """``{"game", "format": "round-robin"|"swiss", "rounds", "bots"?}`` -> ``{"id"}``."""
+    """``{"game", "format": "round-robin"|"swiss", "rounds", "bots"?}`` -> ``{"id"}``.
+
+    Terms the document's schema refuses get 400; terms it lets through that no bots would
+    allow (more round-robin cycles than :data:`MAX_CYCLES`) 422; terms the current bots do
+    not allow (too few, unknown ones, as many Swiss rounds as entrants) 409.
+    """
     ops = await _ops(request)
     body = await _body(request)
-    game, fmt, rounds, bot_ids = (body.get(key) for key in ("game", "format", "rounds", "bots"))
-    if not isinstance(game, str) or not isinstance(fmt, str):
-        raise _error(web.HTTPBadRequest, '"game" and "format" must be strings')
-    if isinstance(rounds, bool) or not isinstance(rounds, int):
-        raise _error(web.HTTPBadRequest, '"rounds" must be an integer')
-    if bot_ids is not None and not (isinstance(bot_ids, list) and all(
-            isinstance(b, int) and not isinstance(b, bool) for b in bot_ids)):
-        raise _error(web.HTTPBadRequest, '"bots" must be a list of bot ids')
+    game, fmt, rounds = body.get("game"), body.get("format"), json_integer(body.get("rounds"))
+    if not isinstance(game, str) or game not in REGISTRY:
+        raise _error(web.HTTPBadRequest, '"game" must be one of ' + ", ".join(sorted(REGISTRY)))
+    if not isinstance(fmt, str) or fmt not in FORMATS:
+        raise _error(web.HTTPBadRequest, '"format" must be one of ' + ", ".join(FORMATS))
+    if rounds is None or rounds < 1:
+        raise _error(web.HTTPBadRequest, '"rounds" must be an integer of at least 1')
+    listed, bot_ids = body.get("bots"), None
+    if "bots" in body:
+        bot_ids = ([] if not isinstance(listed, list)
+                   else [found for item in listed if (found := json_integer(item)) is not None])
+        if not isinstance(listed, list) or len(bot_ids) != len(listed):
+            raise _error(web.HTTPBadRequest, '"bots" must be a list of bot ids')
     try:
         tournament = await ops.create_tournament(game, fmt, rounds, bot_ids)
+    except EntrantsError as exc:
+        raise _error(web.HTTPConflict, str(exc)) from None
     except ValueError as exc:
-        raise _error(web.HTTPBadRequest, str(exc)) from None
+        raise _error(web.HTTPUnprocessableEntity, str(exc)) from None
     created: dict[str, JSON] = {"id": tournament}
     return web.json_response(created, status=201)

@@ -34,6 +34,7 @@ from merknera.store.results import (
 from merknera.web import replay, views
 from merknera.web.admin import OPS_KEY, is_admin_token
 from merknera.web.params import bearer_token, whole_number
+from merknera.web.query import FLAG, ChoiceParam, IntParam
 
 DB_KEY: web.AppKey[Callable[[], Database]] = web.AppKey("database")
 """How handlers reach the store: set once when the app is built, before the store opens."""
@@ -48,46 +49,34 @@ REPLAYS_KEY: web.AppKey[replay.ReplayCache] = web.AppKey("replays", replay.Repla
 routes = web.RouteTableDef()
 
 
-class BadQueryError(web.HTTPBadRequest):
-    """A query parameter with an unusable value."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(text=_json({"error": message}), content_type="application/json")
-
-
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    # ASCII: a value quoted back may hold a lone surrogate (aiohttp decodes odd bytes of a
+    # path or header so), which UTF-8 cannot carry; \u escapes can.
+    return json.dumps(value)
 
 
 def _not_found(message: str) -> web.HTTPNotFound:
     return web.HTTPNotFound(text=_json({"error": message}), content_type="application/json")
 
 
-def _int(request: web.Request, name: str, *, low: int = 1, high: int = 2**62,
-         default: int | None = None) -> int | None:
-    raw = request.query.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        if not raw.isascii():
-            raise ValueError(raw)
-        value = int(raw)
-    except ValueError:
-        raise BadQueryError(f'"{name}" must be an integer, got "{raw[:40]}"') from None
-    if not low <= value <= high:
-        raise BadQueryError(f'"{name}" must be between {low} and {high}, got {value}')
-    return value
-
-
-def _game(request: web.Request, required: bool = False) -> str | None:
-    raw = request.query.get("game")
-    if raw is None or raw == "":
-        if required:
-            raise BadQueryError('"game" is required, one of ' + ", ".join(sorted(REGISTRY)))
-        return None
-    if raw not in REGISTRY:
-        raise BadQueryError(f'unknown game "{raw[:40]}"; known: ' + ", ".join(sorted(REGISTRY)))
-    return raw
+# The query parameters, each read by its handler and described by the OpenAPI document
+# from the same object (merknera.web.query).
+GAME = ChoiceParam("game", "Only this game", tuple(sorted(REGISTRY)))
+GAME_REQUIRED = ChoiceParam("game", "The game", tuple(sorted(REGISTRY)), required=True)
+ALL_VERSIONS = ChoiceParam("all", "1: superseded versions too", FLAG, default="0")
+GAMES_LIMIT = IntParam("limit", "At most this many", high=500, default=50)
+LOG_LIMIT = IntParam("limit", "At most this many entries", high=1000, default=200)
+BEFORE = IntParam("before", "Only those with a smaller id")
+BOT = IntParam("bot", "Only games of this bot id")
+STATUS = ChoiceParam("status", "Only games in this status", tuple(GameStatus.__members__))
+BOT_A = IntParam("a", "A bot id", required=True)
+BOT_B = IntParam("b", "Another bot id (the same one: no games)", required=True)
+STATES = ChoiceParam(
+    "states", f"How frames carry their states: delta (keyframes every "
+              f"{replay.KEYFRAME_EVERY} frames, JSON Patches between them; what the game page "
+              "loads) or full (every frame's state whole: larger, for clients that would not "
+              "apply patches)", tuple(form.value for form in replay.States),
+    default=replay.States.DELTA.value)
 
 
 def _path_id(request: web.Request) -> int:
@@ -101,8 +90,8 @@ def _path_id(request: web.Request) -> int:
 @routes.get("/api/bots")
 async def bots_index(request: web.Request) -> web.Response:
     """Bots (current versions unless ``all=1``) with their records; filter ``game``."""
-    include_retired = request.query.get("all", "0") not in ("0", "", "false")
-    found = await list_bots(request.app[DB_KEY](), _game(request), include_retired)
+    include_retired = ALL_VERSIONS.read(request) == "1"
+    found = await list_bots(request.app[DB_KEY](), GAME.read(request), include_retired)
     return web.json_response({"bots": found})
 
 
@@ -137,9 +126,9 @@ async def bot_log(request: web.Request) -> web.Response:
     if viewer.user_id != bot.user_id:
         raise web.HTTPForbidden(text=_json({"error": "only the bot's owner may read its log"}),
                                 content_type="application/json")
-    limit = _int(request, "limit", high=1000, default=200)
+    limit = LOG_LIMIT.read(request)
     assert limit is not None
-    entries = await logs.for_bot(db, bot_id, limit, _int(request, "before"))
+    entries = await logs.for_bot(db, bot_id, limit, BEFORE.read(request))
     return web.json_response({"bot_id": bot_id, "log": [
         {"id": e.id, "game_id": e.game_id, "message": e.message, "created_at": e.created_at}
         for e in entries]})
@@ -148,14 +137,10 @@ async def bot_log(request: web.Request) -> web.Response:
 @routes.get("/api/games")
 async def games_index(request: web.Request) -> web.Response:
     """Games newest first; filters ``game``, ``bot``, ``status``; paging ``limit``, ``before``."""
-    status = request.query.get("status") or None
-    if status is not None and status not in GameStatus.__members__:
-        raise BadQueryError(f'"status" must be one of {", ".join(GameStatus.__members__)}, '
-                            f'got "{status[:40]}"')
-    limit = _int(request, "limit", high=500, default=50)
+    limit = GAMES_LIMIT.read(request)
     assert limit is not None
-    query = GameFilter(game=_game(request), bot=_int(request, "bot"), status=status,
-                       limit=limit, before=_int(request, "before"))
+    query = GameFilter(game=GAME.read(request), bot=BOT.read(request),
+                       status=STATUS.read(request), limit=limit, before=BEFORE.read(request))
     return web.json_response({"games": await list_games(request.app[DB_KEY](), query)})
 
 
@@ -241,19 +226,17 @@ async def leaderboard_index(request: web.Request) -> web.Response:
     """Current bots of one game ranked by rating (the conservative estimate mu - 3 sigma),
     each with its 95% interval, its statistically tied band, and its W/D/L record and score
     (a win is 1 point, a draw 1/2)."""
-    game = _game(request, required=True)
+    game = GAME_REQUIRED.read(request)
     assert game is not None
     return web.json_response({"game": game, "bots": await leaderboard(request.app[DB_KEY](), game)})
 
 
 @routes.get("/api/head-to-head")
 async def head_to_head_index(request: web.Request) -> web.Response:
-    """Two bots' finished games against each other: ``?a=ID&b=ID`` (a's view)."""
-    first, second = _int(request, "a"), _int(request, "b")
-    if first is None or second is None:
-        raise BadQueryError('"a" and "b" (bot ids) are required')
-    if first == second:
-        raise BadQueryError('"a" and "b" must be two different bots')
+    """Two bots' finished games against each other: ``?a=ID&b=ID`` (a's view; a bot and
+    itself have played none)."""
+    first, second = BOT_A.read(request), BOT_B.read(request)
+    assert first is not None and second is not None
     db = request.app[DB_KEY]()
     for bot_id in (first, second):
         if await bot_store.get(db, bot_id) is None:
@@ -305,11 +288,7 @@ async def game_replay(request: web.Request) -> web.Response:
 def replay_states(request: web.Request) -> replay.States:
     """How the frames asked for carry their states: ``?states=delta`` (the default) or
     ``full``."""
-    raw = request.query.get("states") or replay.States.DELTA.value
-    try:
-        return replay.States(raw)
-    except ValueError:
-        raise BadQueryError(f'"states" must be delta or full, got "{raw[:40]}"') from None
+    return replay.States(STATES.read(request))
 
 
 async def load_replay_header(request: web.Request, game_id: int) -> replay.GameHeader:

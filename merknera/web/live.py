@@ -35,12 +35,12 @@ from merknera.store.results import (
 from merknera.web import replay
 from merknera.web.api import (
     DB_KEY,
-    BadQueryError,
     _path_id,
     load_replay_header,
     replay_states,
 )
-from merknera.web.params import whole_number
+from merknera.web.params import MAX_DIGITS, whole_number
+from merknera.web.query import BadQueryError, IntParam
 
 routes = web.RouteTableDef()
 
@@ -162,17 +162,26 @@ async def _send(response: web.StreamResponse, data: bytes) -> None:
         raise ConnectionResetError("the client does not read its stream") from None
 
 
+AFTER = IntParam("after", "Resume after this move number", low=0, default=0)
+LAST_EVENT_ID = "Last-Event-ID"
+"""The header a reconnecting EventSource sends: the id of the last event it had."""
+LAST_EVENT_ID_PATTERN = f"^[0-9]{{0,{MAX_DIGITS}}}$"
+"""What that header may hold here (a move number; empty is none)."""
+
+
 def _resume_point(request: web.Request) -> int:
     """The last frame the client has: ``Last-Event-ID`` (a reconnecting EventSource) or
     ``?after=``; 0 for all."""
-    for source, raw in (("the Last-Event-ID header", request.headers.get("Last-Event-ID")),
-                        ('"after"', request.query.get("after"))):
-        if raw:
-            found = whole_number(raw)
-            if found is None:
-                raise BadQueryError(f'{source} must be a move number, got "{raw[:20]}"')
-            return found
-    return 0
+    raw = request.headers.get(LAST_EVENT_ID)
+    if raw:
+        found = whole_number(raw)
+        if found is None:
+            raise BadQueryError(f'the {LAST_EVENT_ID} header must be a move number, '
+                                f'got "{raw[:20]}"')
+        return found
+    after = AFTER.read(request)
+    assert after is not None
+    return after
 
 
 @routes.get("/api/games/{id}/live", allow_head=False)

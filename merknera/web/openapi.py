@@ -1,49 +1,37 @@
 """The OpenAPI 3.1 document of the JSON API, served at ``/api/openapi.json``.
 
-Written by hand, next to the handlers it describes; a test checks that every route under
-``/api/`` is in it with its method, and nothing else is.
+Written by hand, next to the handlers it describes; the query parameters come from the
+objects the handlers read them with (:mod:`merknera.web.query`).  A test checks that every
+route under ``/api/`` is in it with its method, and nothing else is; schemathesis checks
+the rest against a running platform (``tests/e2e/test_e2e_openapi.py``): every bound, enum
+and refusal, every answer's shape, every event of the event streams.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 
 from merknera import __version__
-from merknera.games import REGISTRY
-from merknera.protocol.bot_protocols import BotProtocol
+from merknera.scheduler.tournaments import FORMATS, MAX_CYCLES
 from merknera.store.games import GameStatus
-from merknera.web.play import PLAYABLE
-from merknera.web.replay import KEYFRAME_EVERY, States
+from merknera.web import api, live, play
+from merknera.web.openapi_schemas import GAME as GAME_ENUM
+from merknera.web.openapi_schemas import PLAYABLE_GAME, SCHEMAS, STAMP, JSONSchema, ref
+from merknera.web.play import UNUSABLE_NAME
+from merknera.web.query import MAX_ID
+from merknera.web.replay import States
 
 routes = web.RouteTableDef()
 
-JSONSchema = dict[str, Any]
 
 
-def _ref(name: str) -> JSONSchema:
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-def _query(name: str, description: str, schema: JSONSchema,
-           required: bool = False) -> JSONSchema:
-    return {"name": name, "in": "query", "required": required, "description": description,
-            "schema": schema}
-
-
-_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}
+_ID = {"name": "id", "in": "path", "required": True,
+       "schema": {"type": "integer", "minimum": 1, "maximum": MAX_ID}}
 _NAME = {"name": "name", "in": "path", "required": True, "schema": {"type": "string"},
          "description": "The user's name"}
-_GAME = {"type": "string", "enum": sorted(REGISTRY)}
-_LIMIT = {"type": "integer", "minimum": 1}
-_PLAYABLE = {"type": "string", "enum": list(PLAYABLE)}
 _TOKEN = {"name": "token", "in": "path", "required": True,
           "schema": {"type": "string", "format": "uuid"},
           "description": "The secret token POST /api/play gave"}
-
-
-_STAMP: JSONSchema = {"type": "string", "format": "date-time"}
 
 
 def _ok(description: str, schema: JSONSchema) -> JSONSchema:
@@ -55,11 +43,12 @@ def _errors(*statuses: int) -> JSONSchema:
     what = {400: "A query value is not usable", 401: "No token was sent",
             403: "The token may not do this", 404: "No such id",
             409: "The change is not possible now",
+            422: "The terms are well formed but cannot be met (see the summary)",
             429: "Too many attempts (wrong tokens, open streams) from your address; "
                  "Retry-After says when to try again",
             503: "Too many live streams are open"}
     return {str(status): {"description": what[status],
-                          "content": {"application/json": {"schema": _ref("Error")}}}
+                          "content": {"application/json": {"schema": ref("Error")}}}
             for status in statuses}
 
 
@@ -68,156 +57,112 @@ def _play_errors(*statuses: int) -> JSONSchema:
             404: "No game is played with that token",
             409: "Not now: not your turn, the game is over, or the bot is not online",
             413: "The body is too large",
+            422: "The name is a string but no name (see the name's description)",
             429: "Too many requests or open games from your address; Retry-After says when",
             503: "Too many games are open; Retry-After says when"}
     return {str(status): {"description": what[status],
-                          "content": {"application/json": {"schema": _ref("Error")}}}
+                          "content": {"application/json": {"schema": ref("Error")}}}
             for status in statuses}
 
 
 def _get(summary: str, ok: JSONSchema, *, parameters: list[JSONSchema] | None = None,
-         errors: tuple[int, ...] = (), tag: str = "results") -> JSONSchema:
+         errors: tuple[int, ...] = (), tag: str = "results",
+         links: JSONSchema | None = None) -> JSONSchema:
+    # Any request may be slowed down (429): the guard's rate applies to every client.
+    ok = _linked(ok, links)
     return {"get": {"summary": summary, "tags": [tag], "parameters": parameters or [],
-                    "responses": {**ok, **_errors(*errors)}}}
+                    "responses": {**ok, **_errors(*sorted({*errors, 429}))}}}
 
 
-def _event_stream(description: str) -> JSONSchema:
+def _linked(ok: JSONSchema, links: JSONSchema | None) -> JSONSchema:
+    """``ok`` (one response) with OpenAPI links: where the ids it gives lead."""
+    if not links:
+        return ok
+    ((status, response),) = ok.items()
+    return {status: {**response, "links": links}}
+
+
+def _operation_id(method: str, path: str) -> str:
+    """An operation's id, made of its method and path: ``get /api/bots/{id}`` is
+    ``get-bots-id`` (what the document's links name)."""
+    return "-".join([method, *(part.strip("{}") for part in path.split("/")[2:])])
+
+
+BOT, BOT_LOG = _operation_id("get", "/api/bots/{id}"), _operation_id("get", "/api/bots/{id}/log")
+GAMES, GAME = _operation_id("get", "/api/games"), _operation_id("get", "/api/games/{id}")
+REPLAY = _operation_id("get", "/api/games/{id}/replay")
+LIVE = _operation_id("get", "/api/games/{id}/live")
+HEAD_TO_HEAD = _operation_id("get", "/api/head-to-head")
+TOURNAMENT = _operation_id("get", "/api/tournaments/{id}")
+PLAY_STATUS = _operation_id("get", "/api/play/{token}")
+PLAY_MOVE = _operation_id("post", "/api/play/{token}/moves")
+DISABLE = _operation_id("post", "/api/admin/bots/{id}/disable")
+ENABLE = _operation_id("post", "/api/admin/bots/{id}/enable")
+SUSPEND = _operation_id("post", "/api/admin/users/{name}/suspend")
+UNSUSPEND = _operation_id("post", "/api/admin/users/{name}/unsuspend")
+
+
+_PLAYED_WITH = "$response.body#/token"
+"""Where a started game's token is in POST /api/play's answer."""
+
+
+def _link(operation: str, **parameters: str) -> JSONSchema:
+    """A link to ``operation`` (an operationId) with parameters taken from this response
+    (runtime expressions such as ``$response.body#/bots/0/id``)."""
+    return {"operationId": operation, "parameters": parameters}
+
+
+def _event_stream(description: str, event: JSONSchema) -> JSONSchema:
+    # Before OpenAPI 3.2's itemSchema, a text/event-stream's schema describes each event:
+    # its fields (event, id, data), data's own media type and schema as JSON Schema's
+    # contentMediaType and contentSchema.  Comment lines (": still here") are no events.
     return {"200": {"description": description,
-                    "content": {"text/event-stream": {"schema": {"type": "string"}}}}}
+                    "content": {"text/event-stream": {"schema": event}}}}
+
+
+def _sse(name: str, data: JSONSchema, *, media_type: str = "application/json",
+         with_id: bool = False) -> JSONSchema:
+    """One kind of server-sent event: its name, an id when it has one, its data."""
+    fields: JSONSchema = {
+        "event": {"const": name},
+        "data": {"type": "string", "contentMediaType": media_type, "contentSchema": data}}
+    if with_id:
+        fields["id"] = {"type": "string", "pattern": "^[0-9]+$",
+                        "description": "The move number (what Last-Event-ID resumes after)"}
+    return {"type": "object", "required": ["event", "data", *(["id"] if with_id else [])],
+            "properties": fields}
 
 
 def _admin(summary: str, *, method: str = "post", body: JSONSchema | None = None,
-           parameters: list[JSONSchema] | None = None, created: bool = False) -> JSONSchema:
-    done = _ok("Done", {"type": "object"})
+           parameters: list[JSONSchema] | None = None, created: bool = False,
+           body_required: bool = True, unprocessable: bool = False,
+           links: JSONSchema | None = None) -> JSONSchema:
+    done = _linked(_ok("Done", {"type": "object"}), links)
     if created:
         done = {"201": {**done["200"], "description": "Created"}}
+    refusals = (400, 401, 403, 404, 409, *((422,) if unprocessable else ()), 429)
     operation: JSONSchema = {
         "summary": summary, "tags": ["admin"], "security": [{"admin": []}],
-        "parameters": parameters or [],
-        "responses": {**done, **_errors(400, 401, 403, 404, 409, 429)}}
+        "parameters": parameters or [], "responses": {**done, **_errors(*refusals)}}
     if body is not None:
-        operation["requestBody"] = {"required": True,
+        operation["requestBody"] = {"required": body_required,
                                     "content": {"application/json": {"schema": body}}}
     return {method: operation}
 
 
-_SCHEMAS: dict[str, JSONSchema] = {
-    "Error": {"type": "object", "required": ["error"],
-              "properties": {"error": {"type": "string", "description": "What was wrong"}}},
-    "Rating": {"type": "object", "description": "OpenSkill Plackett-Luce rating",
-               "properties": {"mu": {"type": "number"}, "sigma": {"type": "number"},
-                              "conservative": {"type": "number",
-                                               "description": "mu - 3 sigma (ranks bots)"},
-                              "low": {"type": "number", "description": "mu - 1.96 sigma"},
-                              "high": {"type": "number", "description": "mu + 1.96 sigma"},
-                              "rated_games": {"type": "integer"}}},
-    "Bot": {"type": "object", "properties": {
-        "id": {"type": "integer"}, "name": {"type": "string"}, "version": {"type": "string"},
-        "game": _GAME, "owner": {"type": "string"},
-        "status": {"type": "string", "enum": ["ONLINE", "OFFLINE", "SUPERSEDED", "DISABLED"]},
-        "language": {"type": "string"}, "website": {"type": "string"},
-        "description": {"type": "string"}, "created_at": {"type": "string"},
-        "protocol": {"type": "string", "enum": [p.value for p in BotProtocol],
-                     "description": "how the platform calls the bot"},
-        "self_name": {"type": ["string", "null"],
-                      "description": "the name the bot gives itself (Squelch's /bot/info)"},
-        "last_seen_at": {"type": ["string", "null"]}, "played": {"type": "integer"},
-        "won": {"type": "integer"}, "drawn": {"type": "integer"}, "lost": {"type": "integer"},
-        "score": {"type": "number", "description": "percent: a win 1, a draw 1/2"},
-        "rating": _ref("Rating")}},
-    "Seat": {"type": "object", "properties": {
-        "seat": {"type": "integer"}, "bot_id": {"type": "integer"}, "name": {"type": "string"},
-        "version": {"type": "string"},
-        "protocol": {"type": "string", "description": "How the bot plays: jsonrpc, "
-                     "squelch-rest, battlebot-salt, battlebot-graphql, or guest (a player "
-                     "without an account: a hexagons client, a Kalaha board, a person)"},
-        "result": {"type": ["string", "null"], "enum": ["WIN", "DRAW", "LOSS", "NONE", None]},
-        "rank": {"type": ["integer", "null"]}, "score": {"type": ["number", "null"]}}},
-    "GameSummary": {"type": "object", "properties": {
-        "id": {"type": "integer"}, "game": _GAME,
-        "status": {"type": "string", "enum": list(GameStatus.__members__)},
-        "outcome": {"type": ["string", "null"], "enum": ["WIN", "DRAW", "NO_RESULT", None]},
-        "reason": {"type": ["string", "null"]}, "detail": {"type": ["string", "null"]},
-        "created_at": {"type": "string"}, "started_at": {"type": ["string", "null"]},
-        "finished_at": {"type": ["string", "null"]},
-        "seats": {"type": "array", "items": _ref("Seat")}}},
-    "Move": {"type": "object", "description": "One call for a move: a move or a fault",
-             "properties": {
-                 "seq": {"type": "integer"}, "seat": {"type": "integer",
-                                                      "description": "-1 for chance"},
-                 "move": {},
-                 "request": {"description": "The call as sent: only to the owner of the bot "
-                                            "called and to the admin (else null)"},
-                 "reply": {"description": "The bot's reply as received: only to its owner "
-                                          "and to the admin (else null)"},
-                 "reply_excerpt": {"type": ["string", "null"],
-                                   "description": "The start of a faulty reply, for anybody "
-                                                  "once the game is over"},
-                 "latency_ms": {"type": ["number", "null"]},
-                 "fault": {"type": ["string", "null"]},
-                 "fault_detail": {"type": ["string", "null"]},
-                 "created_at": {"type": "string"}}},
-    "Play": {"type": "object", "description": "A game a person plays in the browser",
-             "properties": {
-                 "game": _PLAYABLE, "name": {"type": "string"},
-                 "game_id": {"type": "integer"}, "url": {"type": "string"},
-                 "token": {"type": ["string", "null"]},
-                 "seat": {"type": "integer", "description": "Your seat"},
-                 "players": {"type": "array", "items": {"type": "object", "properties": {
-                     "seat": {"type": "integer"}, "name": {"type": "string"},
-                     "bot_id": {"type": "integer"}, "version": {"type": "string"},
-                     "you": {"type": "boolean"}}}},
-                 "rated": {"type": "boolean"},
-                 "turn_limit": {"type": "number", "description": "Seconds you have a move"},
-                 "view": {"description": "What a bot in your seat would be shown (NextMove's "
-                                         "params); null before the game opens"},
-                 "board": {"description": "The position as replays draw it"},
-                 "to_move": {"type": ["integer", "null"]},
-                 "your_turn": {"type": "boolean"},
-                 "legal": {"type": "array", "description": "Your legal moves, on your turn"},
-                 "moves": {"type": "array", "items": {"type": "object", "properties": {
-                     "seat": {"type": ["integer", "null"]}, "move": {},
-                     "text": {"type": "string"}}}},
-                 "over": {"type": "boolean"},
-                 "outcome": {"type": ["string", "null"],
-                             "enum": ["won", "lost", "draw", "none", None]},
-                 "reason": {"type": ["string", "null"]},
-                 "detail": {"type": ["string", "null"]}}},
-    "Frame": {"type": "object",
-              "description": "A row of the move log and the state after it: whole ('state') "
-                             "on a keyframe, else as the JSON Patch from the state of the "
-                             "frame before ('patch'). A frame has one of the two.",
-              "oneOf": [{"required": ["state"]}, {"required": ["patch"]}],
-              "properties": {
-                  "seq": {"type": "integer"}, "seat": {"type": "integer"}, "move": {},
-                  "text": {"type": "string"}, "latency_ms": {"type": ["number", "null"]},
-                  "fault": {"type": ["string", "null"]},
-                  "fault_detail": {"type": ["string", "null"]}, "at": {"type": "string"},
-                  "state": {"description": "The spectator's view after this row, whole: "
-                                           f"every {KEYFRAME_EVERY}th frame of the game, "
-                                           "every frame with states=full, and the first "
-                                           "frame a live stream sends"},
-                  "patch": {"type": "array", "items": _ref("PatchOperation"),
-                            "description": "JSON Patch (RFC 6902) that turns the previous "
-                                           "frame's state (or the replay's starting state) "
-                                           "into this one; [] after a fault, which changes "
-                                           "nothing"}}},
-    "PatchOperation": {"type": "object", "required": ["op", "path"],
-                       "description": "One operation of a JSON Patch; any RFC 6902 library "
-                                      "applies them",
-                       "properties": {
-                           "op": {"type": "string", "enum": ["add", "remove", "replace"]},
-                           "path": {"type": "string",
-                                    "description": "A JSON Pointer (RFC 6901); a last "
-                                                   "segment '-' appends to an array"},
-                           "value": {"description": "For add and replace"}}},
-}
 
-_STATES = _query(
-    "states", f"How frames carry their states: delta (keyframes every {KEYFRAME_EVERY} "
-              "frames, JSON Patches between them; what the game page loads) or full (every "
-              "frame's state whole: larger, for clients that would not apply patches)",
-    {"type": "string", "enum": [form.value for form in States], "default": "delta"})
+_REASON: JSONSchema = {"type": "object", "properties": {
+    "reason": {"type": "string", "description": "Why (kept to 500 characters; shown to the "
+                                                "owner)"}}}
+
+_GAME_EVENT: JSONSchema = {"oneOf": [
+    _sse("frame", ref("Frame"), with_id=True),
+    _sse("end", {"type": "object", "required": ["status", "error"], "properties": {
+        "status": {"type": ["string", "null"], "enum": [*GameStatus.__members__, None]},
+        "error": {"type": ["string", "null"],
+                  "description": "Why the frames stopped early (a move that no longer "
+                                 "replays), else null"}}})]}
+_HOME_EVENT = _sse("home", {"type": "string"}, media_type="text/html")
 
 DOCUMENT: JSONSchema = {
     "openapi": "3.1.0",
@@ -228,7 +173,7 @@ DOCUMENT: JSONSchema = {
     "tags": [{"name": "results"}, {"name": "live"}, {"name": "play"}, {"name": "admin"},
              {"name": "nodes"}],
     "components": {
-        "schemas": _SCHEMAS,
+        "schemas": SCHEMAS,
         "securitySchemes": {
             "owner": {"type": "http", "scheme": "bearer",
                       "description": "A user's API token (merknera user add)"},
@@ -238,31 +183,39 @@ DOCUMENT: JSONSchema = {
         "/api/bots": _get(
             "Bots with their records and ratings",
             _ok("Bots", {"type": "object", "properties": {
-                "bots": {"type": "array", "items": _ref("Bot")}}}),
-            parameters=[_query("game", "Only this game", _GAME),
-                        _query("all", "1: superseded versions too", {"type": "string"})],
-            errors=(400,)),
+                "bots": {"type": "array", "items": ref("Bot")}}}),
+            parameters=[api.GAME.parameter(), api.ALL_VERSIONS.parameter()], errors=(400,),
+            links={"bot": _link(BOT, id="$response.body#/bots/0/id"),
+                   "log": _link(BOT_LOG, id="$response.body#/bots/0/id"),
+                   "headToHead": _link(HEAD_TO_HEAD, a="$response.body#/bots/0/id",
+                                       b="$response.body#/bots/1/id"),
+                   "games": _link(GAMES, bot="$response.body#/bots/0/id")}),
         "/api/bots/{id}": _get(
             "One bot version: record, rating history, versions, latest games, latency, "
-            "faults by kind", _ok("The bot", _ref("Bot")), parameters=[_ID], errors=(404,)),
+            "faults by kind", _ok("The bot", ref("Bot")), parameters=[_ID], errors=(404,),
+            links={"game": _link(GAME, id="$response.body#/games/0/id"),
+                   "disable": _link(DISABLE, id="$request.path.id"),
+                   "enable": _link(ENABLE, id="$request.path.id"),
+                   "suspend": _link(SUSPEND, name="$response.body#/owner"),
+                   "unsuspend": _link(UNSUSPEND, name="$response.body#/owner")}),
         "/api/bots/{id}/log": {"get": {
             "summary": "The bot's log, for its owner", "tags": ["results"],
             "security": [{"owner": []}],
-            "parameters": [_ID, _query("limit", "At most this many entries", _LIMIT),
-                           _query("before", "Entries older than this id", _LIMIT)],
+            "parameters": [_ID, api.LOG_LIMIT.parameter(), api.BEFORE.parameter()],
             "responses": {**_ok("The log", {"type": "object"}),
                           **_errors(400, 401, 403, 404, 429)}}},
         "/api/games": _get(
             "Games, newest first",
             _ok("Games", {"type": "object", "properties": {
-                "games": {"type": "array", "items": _ref("GameSummary")}}}),
-            parameters=[_query("game", "Only this game", _GAME),
-                        _query("bot", "Only games of this bot id", _LIMIT),
-                        _query("status", "Only games in this status",
-                               {"type": "string", "enum": list(GameStatus.__members__)}),
-                        _query("limit", "At most this many (500)", _LIMIT),
-                        _query("before", "Games with a smaller id", _LIMIT)],
-            errors=(400,)),
+                "games": {"type": "array", "items": ref("GameSummary")}}}),
+            parameters=[api.GAME.parameter(), api.BOT.parameter(), api.STATUS.parameter(),
+                        api.GAMES_LIMIT.parameter(), api.BEFORE.parameter()],
+            errors=(400,),
+            links={"game": _link(GAME, id="$response.body#/games/0/id"),
+                   "replay": _link(REPLAY, id="$response.body#/games/0/id"),
+                   "live": _link(LIVE, id="$response.body#/games/0/id"),
+                   "bot": _link(BOT, id="$response.body#/games/0/seats/0/bot_id"),
+                   "older": _link(GAMES, before="$response.body#/games/0/id")}),
         "/api/games/{id}": {"get": {
             "summary": "A game with every call of its move log (the calls' bodies only for "
                        "the owner of the bot called and the admin; while it runs the seed "
@@ -270,55 +223,56 @@ DOCUMENT: JSONSchema = {
             "tags": ["results"], "security": [{}, {"owner": []}, {"admin": []}],
             "parameters": [_ID],
             "responses": {
-                **_ok("The game", {"allOf": [_ref("GameSummary"), {
+                **_ok("The game", {"allOf": [ref("GameSummary"), {
                     "type": "object", "properties": {
-                        "moves": {"type": "array", "items": _ref("Move")}}}]}),
+                        "moves": {"type": "array", "items": ref("Move")}}}]}),
                 **_errors(403, 404, 429)}}},
         "/api/games/{id}/replay": _get(
             "A game move by move for viewers: the starting state and a frame per move "
             "(a frame's state is the nearest whole one at or before it with the patches "
             "after it applied)",
             _ok("The replay", {"type": "object", "properties": {
-                "id": {"type": "integer"}, "game": _GAME, "name": {"type": "string"},
+                "id": {"type": "integer"}, "game": GAME_ENUM, "name": {"type": "string"},
                 "status": {"type": "string"},
                 "players": {"type": "array", "items": {"type": "string"}},
                 "setup": {"type": "object"}, "reveal": {"type": "boolean"},
                 "states": {"type": "string", "enum": [form.value for form in States],
                            "description": "How the frames carry their states"},
                 "state": {"description": "The starting state, whole"},
-                "frames": {"type": "array", "items": _ref("Frame")},
+                "frames": {"type": "array", "items": ref("Frame")},
                 "error": {"type": ["string", "null"]}}}),
-            parameters=[_ID, _STATES], errors=(400, 404)),
+            parameters=[_ID, api.STATES.parameter()], errors=(400, 404)),
         "/api/games/{id}/live": _get(
             "Server-sent events: the game's frames as they are stored (event 'frame', id = "
             "the move number; the first one sent is whole, so a stream needs nothing from "
             "before it), then 'end'",
-            _event_stream("An event stream"),
-            parameters=[_ID, _STATES, _query("after", "Resume after this move number",
-                                             {"type": "integer"}),
-                        {"name": "Last-Event-ID", "in": "header", "required": False,
+            _event_stream("An event stream", _GAME_EVENT),
+            parameters=[_ID, api.STATES.parameter(), live.AFTER.parameter(),
+                        {"name": live.LAST_EVENT_ID, "in": "header", "required": False,
                          "description": "Resume after this move number (what a reconnecting "
-                                        "EventSource sends)", "schema": {"type": "string"}}],
+                                        "EventSource sends; it wins over after)",
+                         "schema": {"type": "string",
+                                    "pattern": live.LAST_EVENT_ID_PATTERN}}],
             errors=(400, 404, 429, 503), tag="live"),
         "/api/live": _get(
             "Server-sent events: the home page's running games and latest results as HTML "
-            "(event 'home')", _event_stream("An event stream"), errors=(429, 503), tag="live"),
+            "(event 'home')", _event_stream("An event stream", _HOME_EVENT), errors=(429, 503),
+            tag="live"),
         "/api/leaderboard": _get(
             "The current bots of a game ranked by rating, with intervals and tie bands",
             _ok("The leaderboard", {"type": "object", "properties": {
-                "game": _GAME, "bots": {"type": "array", "items": {"allOf": [
-                    _ref("Bot"), {"type": "object", "properties": {
+                "game": GAME_ENUM, "bots": {"type": "array", "items": {"allOf": [
+                    ref("Bot"), {"type": "object", "properties": {
                         "rank": {"type": "integer"}, "band": {"type": "integer"},
                         "tied_with_next": {"type": "boolean"}}}]}}}}),
-            parameters=[_query("game", "The game", _GAME, required=True)], errors=(400,)),
+            parameters=[api.GAME_REQUIRED.parameter()], errors=(400,)),
         "/api/head-to-head": _get(
             "Two bots' finished games against each other, from a's view",
             _ok("The record", {"type": "object"}),
-            parameters=[_query("a", "A bot id", _LIMIT, required=True),
-                        _query("b", "Another bot id", _LIMIT, required=True)],
-            errors=(400, 404)),
+            parameters=[api.BOT_A.parameter(), api.BOT_B.parameter()], errors=(400, 404)),
         "/api/tournaments": _get("Tournaments, newest first", _ok("Tournaments", {
-            "type": "object", "properties": {"tournaments": {"type": "array"}}})),
+            "type": "object", "properties": {"tournaments": {"type": "array"}}}),
+            links={"tournament": _link(TOURNAMENT, id="$response.body#/tournaments/0/id")}),
         "/api/tournaments/{id}": _get(
             "A tournament: entrants, games by round, byes and the table",
             _ok("The tournament", {"type": "object"}), parameters=[_ID], errors=(404,)),
@@ -328,37 +282,40 @@ DOCUMENT: JSONSchema = {
         "/api/play/opponents": _get(
             "The bots of a game a person may play in the browser now",
             _ok("Bots", {"type": "object", "properties": {
-                "game": _PLAYABLE, "bots": {"type": "array", "items": {
+                "game": PLAYABLE_GAME, "bots": {"type": "array", "items": {
                     "type": "object", "properties": {
                         "id": {"type": "integer"}, "name": {"type": "string"},
                         "version": {"type": "string"}, "owner": {"type": "string"}}}}}}),
-            parameters=[_query("game", "The game", _PLAYABLE, required=True)],
-            errors=(400, 429), tag="play"),
+            parameters=[play.PLAY_GAME.parameter()], errors=(400,), tag="play"),
         "/api/play": {"post": {
             "summary": "Start a game against a bot; answered once it is your turn or over",
             "tags": ["play"],
             "requestBody": {"required": True, "content": {"application/json": {"schema": {
                 "type": "object", "required": ["game", "opponent"], "properties": {
-                    "game": _PLAYABLE, "opponent": {"type": "integer"},
-                    "name": {"type": "string", "description": "Play as this guest (rated); "
-                                                          "without: anonymous, unrated"},
+                    "game": PLAYABLE_GAME, "opponent": {"type": "integer"},
+                    "name": {"type": "string", "minLength": 1, "pattern": r"\S",
+                             "description": "Play as this guest (rated); without: "
+                                            "anonymous, unrated. 422: " + UNUSABLE_NAME
+                                            + "; 409: another's name, or spelt like it"},
                     "seat": {"type": "integer", "enum": [0, 1], "default": 0,
                              "description": "0: you move first"}}}}}},
             "responses": {"201": {"description": "Started",
-                                  "content": {"application/json": {"schema": _ref("Play")}}},
-                          **_play_errors(400, 409, 413, 429, 503)}}},
+                                  "content": {"application/json": {"schema": ref("Play")}},
+                                  "links": {"status": _link(PLAY_STATUS,
+                                                            token=_PLAYED_WITH),
+                                            "move": _link(PLAY_MOVE,
+                                                          token=_PLAYED_WITH)}},
+                          **_play_errors(400, 409, 413, 422, 429, 503)}}},
         "/api/play/{token}": _get(
-            "The game played with this token", _ok("The game", _ref("Play")),
-            parameters=[_TOKEN, _query("wait", "1: once it is your turn or over (at most "
-                                               "25 s)", {"type": "string"})],
-            errors=(404, 429), tag="play"),
+            "The game played with this token", _ok("The game", ref("Play")),
+            parameters=[_TOKEN, play.WAIT_PARAM.parameter()], errors=(404,), tag="play"),
         "/api/play/{token}/moves": {"post": {
             "summary": "Your move, as a bot would reply to NextMove; answered once it is "
                        "your turn again or over",
             "tags": ["play"], "parameters": [_TOKEN],
             "requestBody": {"required": True, "content": {"application/json": {"schema": {
                 "type": "object", "required": ["move"], "properties": {"move": {}}}}}},
-            "responses": {**_ok("The game", _ref("Play")),
+            "responses": {**_ok("The game", ref("Play")),
                           **_play_errors(400, 404, 409, 413, 429)}}},
         "/api/nodes": _get(
             "The live nodes (processes) of the arena and the games each plays",
@@ -367,40 +324,48 @@ DOCUMENT: JSONSchema = {
                 "lease_seconds": {"type": "number"},
                 "nodes": {"type": "array", "items": {"type": "object", "properties": {
                     "id": {"type": "string"}, "address": {"type": "string"},
-                    "pid": {"type": "integer"}, "started_at": _STAMP, "seen_at": _STAMP,
+                    "pid": {"type": "integer"}, "started_at": STAMP, "seen_at": STAMP,
                     "coordinator": {"type": "boolean", "description":
                                     "Runs the ladder, the tournaments and the pinger"},
                     "playing": {"type": "integer"},
                     "games": {"type": "array", "items": {"type": "integer"},
                               "description": "Ids of its games (the first 100)"}}}}}}),
-            errors=(429,), tag="nodes"),
+            tag="nodes"),
         "/api/play/kalaha/{board}": _get(
             "The game of a Kalaha board made at the Kalaha listener (read only)",
-            _ok("The game", _ref("Play")),
+            _ok("The game", ref("Play")),
             parameters=[{"name": "board", "in": "path", "required": True,
                          "schema": {"type": "string", "format": "uuid"}}],
-            errors=(404, 429), tag="play"),
+            errors=(404,), tag="play"),
         "/api/admin/bots/{id}/disable": _admin(
-            "Take a bot out of play", parameters=[_ID],
-            body={"type": "object", "properties": {"reason": {"type": "string"}}}),
+            "Take a bot out of play", parameters=[_ID], body=_REASON, body_required=False),
         "/api/admin/bots/{id}/enable": _admin("Put a disabled bot back", parameters=[_ID]),
         "/api/admin/users/{name}/suspend": _admin(
             "Suspend a user: registrations refused, current bots disabled",
-            parameters=[_NAME],
-            body={"type": "object", "properties": {"reason": {"type": "string"}}}),
+            parameters=[_NAME], body=_REASON, body_required=False),
         "/api/admin/users/{name}/unsuspend": _admin(
             "Lift a user's suspension; the bots it disabled play again", parameters=[_NAME]),
         "/api/admin/ladder": _admin("The ladder's state", method="get"),
         "/api/admin/ladder/pause": _admin("Pause the ladder"),
         "/api/admin/ladder/resume": _admin("Resume the ladder"),
         "/api/admin/tournaments": _admin(
-            "Create a tournament", created=True,
+            "Create a tournament (409: the current bots do not allow it: fewer than two, "
+            "bots that are not current ones, or as many Swiss rounds as entrants; 422: more "
+            f"than {MAX_CYCLES} round-robin cycles)", created=True, unprocessable=True,
             body={"type": "object", "required": ["game", "format", "rounds"], "properties": {
-                "game": _GAME, "format": {"type": "string", "enum": ["round-robin", "swiss"]},
+                "game": GAME_ENUM, "format": {"type": "string", "enum": list(FORMATS)},
                 "rounds": {"type": "integer", "minimum": 1},
-                "bots": {"type": "array", "items": {"type": "integer"}}}}),
+                "bots": {"type": "array", "items": {"type": "integer"},
+                         "description": "The entrants (every current bot of the game "
+                                        "without)"}}},
+            links={"tournament": _link(TOURNAMENT, id="$response.body#/id")}),
     },
 }
+
+
+for _path, _item in DOCUMENT["paths"].items():
+    for _method, _operation in _item.items():
+        _operation["operationId"] = _operation_id(_method, _path)
 
 
 @routes.get("/api/openapi.json")

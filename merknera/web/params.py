@@ -23,3 +23,19 @@ def bearer_token(request: web.BaseRequest) -> str:
     """The token of an ``Authorization: Bearer <token>`` header ("" without one)."""
     header = request.headers.get("Authorization", "")
     return header[7:].strip() if header.lower().startswith("bearer ") else ""
+
+
+def json_integer(value: object) -> int | None:
+    """``value`` (from a JSON body) as an integer when JSON Schema calls it one, else None.
+
+    JSON Schema's ``integer`` is a number with no fraction, so ``3.0`` is one (and the
+    OpenAPI document's schemas let it through); ``true`` is not, though Python's ``bool`` is
+    an ``int``.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None

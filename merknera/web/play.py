@@ -45,13 +45,21 @@ from yarl import URL
 
 from merknera.config import Config
 from merknera.games import CHANCE, JSON, REGISTRY, AnyGame, JSONObject, MoveError, Seat
-from merknera.gateways.guests import GuestRefusedError, GuestThrottledError, guest, is_anonymous
+from merknera.gateways.guests import (
+    GuestNameTakenError,
+    GuestRefusedError,
+    GuestThrottledError,
+    guest,
+    is_anonymous,
+)
 from merknera.gateways.refused import RefusedError
 from merknera.gateways.tables import Table, Tables
 from merknera.guard import GUARD_KEY, BodyError
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.seats.polled import PolledSeat
 from merknera.store.results import game_summary
+from merknera.web.params import json_integer
+from merknera.web.query import FLAG, ChoiceParam
 from merknera.web.site import CSP
 
 TABLES_KEY: web.AppKey[Callable[[], Tables]] = web.AppKey("tables")
@@ -74,6 +82,14 @@ _DESCRIBED = "play.described"
 
 routes = web.RouteTableDef()
 
+PLAY_GAME = ChoiceParam("game", "The game", PLAYABLE, required=True)
+WAIT_PARAM = ChoiceParam("wait", f"1: once it is your turn or over (at most {WAIT:.0f} s)",
+                         FLAG, default="0")
+UNUSABLE_NAME = ("A string that is no name: characters that show nothing or reorder text, "
+                 "or letters of scripts that can look alike mixed (a name must be one a bot "
+                 "could have)")
+"""Why a name the document's schema lets through may still be refused (422)."""
+
 
 class _Refusal(web.HTTPError):
     """A refusal of any status with ``{"error": message}`` (the API's error body)."""
@@ -81,7 +97,8 @@ class _Refusal(web.HTTPError):
     def __init__(self, status: int, message: str, headers: dict[str, str] | None = None
                  ) -> None:
         self.status_code = status
-        super().__init__(text=json.dumps({"error": message}, ensure_ascii=False),
+        # ASCII: a message may quote a lone surrogate back (see merknera.web.query).
+        super().__init__(text=json.dumps({"error": message}),
                          content_type="application/json", headers=headers)
 
 
@@ -171,7 +188,9 @@ def kalaha_url(config: Config, request: web.BaseRequest) -> str | None:
 async def opponents(request: web.Request) -> web.Response:
     """The bots of a game a person may play now, by name."""
     tables = _tables(request)
-    game = _game(tables, request.query.get("game"))
+    mnemonic = PLAY_GAME.read(request)
+    assert mnemonic is not None
+    game = tables.arena.games[mnemonic]
     presence = tables.arena.presence
     found = sorted((bot for bot_id in presence.online_bots(game.mnemonic)
                     if (bot := presence.bot(bot_id)) is not None
@@ -187,15 +206,17 @@ async def start(request: web.Request) -> web.Response:
     tables = _tables(request)
     body = await _body(request)
     game = _game(tables, body.get("game"))
-    opponent, name, chosen = body.get("opponent"), body.get("name"), body.get("seat", 0)
-    if isinstance(opponent, bool) or not isinstance(opponent, int):
+    opponent, name = json_integer(body.get("opponent")), body.get("name")
+    chosen = json_integer(body.get("seat", 0))
+    if opponent is None:
         raise _Refusal(400, "opponent must be a bot's id (an integer)")
-    if name is not None and (not isinstance(name, str) or not name.strip()):
+    if "name" in body and (not isinstance(name, str) or not name.strip()):
         raise _Refusal(400, "name must be a non-empty string, or left out to play "
                             "anonymously")
-    if type(chosen) is not int or chosen not in (0, 1):
+    name = name if isinstance(name, str) else None
+    if chosen not in (0, 1):
         raise _Refusal(400, "seat must be 0 (you move first) or 1 (the bot moves first)")
-    seat: Seat = chosen
+    seat: Seat = 0 if chosen == 0 else 1
     bot = await tables.opponent(game.mnemonic, opponent)
     if bot is None:
         raise _Refusal(409, f"bot {opponent} is not an online {game.name} bot that "
@@ -208,8 +229,10 @@ async def start(request: web.Request) -> web.Response:
         raise _refused(exc) from None
     except GuestThrottledError as exc:
         raise _refused(RefusedError(429, str(exc), exc.retry_after)) from None
-    except GuestRefusedError as exc:
-        raise _Refusal(400, f"that name cannot be used: {exc}") from None
+    except GuestNameTakenError as exc:
+        raise _Refusal(409, f"that name cannot be used now: {exc}") from None
+    except GuestRefusedError as exc:  # a string, but not a name (see UNUSABLE_NAME)
+        raise _Refusal(422, f"that name cannot be used: {exc}") from None
     token = str(uuid.uuid4())
     seated = [person, bot] if seat == 0 else [bot, person]
     try:
@@ -249,7 +272,7 @@ async def status(request: web.Request) -> web.Response:
                                                        token))
         raise _Refusal(404, "no game is played with that token")
     game, table, seat = found
-    if request.query.get("wait", "0") not in ("0", "", "false"):
+    if WAIT_PARAM.read(request) == "1":
         await table.polled[seat].wait(-1, WAIT)
     return web.json_response(await _view(tables, game, table, seat, token))
 
@@ -275,14 +298,16 @@ async def move(request: web.Request) -> web.Response:
     if state is None or not mine.to_move:
         raise _Refusal(409, "it is not your turn: wait for the bot's move (GET with "
                             "?wait=1)")
+    # The document cannot say what a move of the token's game looks like: a value that is
+    # no move of it is 422 (the body was well formed), a move the position forbids 409.
     try:
         parsed = game.parse_move(body["move"])
     except MoveError as exc:
-        raise _Refusal(400, f"not a move of {game.name}: {exc}") from None
+        raise _Refusal(422, f"not a move of {game.name}: {exc}") from None
     try:
         game.step(state, seat, parsed)
     except MoveError as exc:
-        raise _Refusal(400, f"an illegal move: {exc}") from None
+        raise _Refusal(409, f"an illegal move: {exc}") from None
     wire = game.move_to_wire(parsed)
     version = mine.version
     if not mine.send(wire, json.dumps(wire)):

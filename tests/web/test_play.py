@@ -134,14 +134,15 @@ async def test_an_anonymous_person_plays_tictactoe_second_unrated(served: Served
     assert {"position": taken} not in game["legal"] and len(game["legal"]) == 8
 
     # Faulty moves are refused with what was wrong, and never reach the game.
-    for move, message in [
-        ({"position": 9}, 'not a move of Tic-Tac-Toe: "position" must be between 0 and 8'),
-        ("four", "not a move of Tic-Tac-Toe: expected an object"),
-        ({"position": True}, 'not a move of Tic-Tac-Toe: "position" must be an integer'),
-        ({"position": taken}, f"an illegal move: position {taken} is already taken by X"),
+    # No move of the game: 422; a move the position forbids: 409.
+    for move, code, message in [
+        ({"position": 9}, 422, 'not a move of Tic-Tac-Toe: "position" must be between 0 and 8'),
+        ("four", 422, "not a move of Tic-Tac-Toe: expected an object"),
+        ({"position": True}, 422, 'not a move of Tic-Tac-Toe: "position" must be an integer'),
+        ({"position": taken}, 409, f"an illegal move: position {taken} is already taken by X"),
     ]:
         status, refused = await served.move(token, move)
-        assert (status, refused) == (400, {"error": refused["error"]}), refused
+        assert (status, refused) == (code, {"error": refused["error"]}), refused
         assert refused["error"].startswith(message), refused
     status, refused = await served.call("POST", f"/api/play/{token}/moves", {"pos": 1})
     assert status == 400 and refused["error"].startswith('the body must be {"move"')
@@ -230,7 +231,7 @@ async def test_kalaha_through_the_play_api(served: Served) -> None:
     assert game["view"]["player"] == "ONE" and game["your_turn"]
     assert game["legal"] == [{"pitIndex": pit} for pit in range(6)]
     status, refused = await served.move(game["token"], {"pitIndex": 6})
-    assert status == 400 and refused["error"].startswith("not a move of Kalaha")
+    assert status == 422 and refused["error"].startswith("not a move of Kalaha")
     final = await play_out(served, game)
     texts = [m["text"] for m in final["moves"]]
     stones = game["view"]["rowOne"]["pits"][0]["stones"]
@@ -248,12 +249,15 @@ async def test_what_the_play_api_refuses(served: Served) -> None:
         ({"game": "TICTACTOE"}, 400, "opponent must be a bot's id"),
         ({"game": "TICTACTOE", "opponent": "1"}, 400, "opponent must be a bot's id"),
         ({"game": "TICTACTOE", "opponent": served.ttt, "seat": 2}, 400, "seat must be 0"),
-        ({"game": "TICTACTOE", "opponent": served.ttt, "seat": 0.0}, 400, "seat must be 0"),
+        ({"game": "TICTACTOE", "opponent": served.ttt, "seat": 0.5}, 400, "seat must be 0"),
+        ({"game": "TICTACTOE", "opponent": served.ttt, "name": None}, 400, "name must be"),
+        ({"game": "TICTACTOE", "opponent": served.ttt, "name": "P\u0430ul"}, 422,
+         "that name cannot be used: The bot name"),
         ({"game": "TICTACTOE", "opponent": served.ttt, "name": " "}, 400, "name must be"),
-        ({"game": "TICTACTOE", "opponent": served.ttt, "name": "Anonymous"}, 400,
-         'that name cannot be used: the name "anonymous" is kept'),
-        ({"game": "TICTACTOE", "opponent": served.ttt, "name": TTT_BOT}, 400,
-         f'that name cannot be used: the name "{TTT_BOT}" belongs to a bot of owner'),
+        ({"game": "TICTACTOE", "opponent": served.ttt, "name": "Anonymous"}, 409,
+         'that name cannot be used now: the name "anonymous" is kept'),
+        ({"game": "TICTACTOE", "opponent": served.ttt, "name": TTT_BOT}, 409,
+         f'that name cannot be used now: the name "{TTT_BOT}" belongs to a bot of owner'),
         ({"game": "TICTACTOE", "opponent": served.kalaha_bot}, 409,
          f"bot {served.kalaha_bot} is not an online Tic-Tac-Toe bot"),
         ({"game": "TICTACTOE", "opponent": 999999}, 409, "bot 999999 is not an online"),
@@ -263,7 +267,8 @@ async def test_what_the_play_api_refuses(served: Served) -> None:
         got, refused = await served.call("POST", "/api/play", body)
         assert got == status and refused["error"].startswith(message), (body, refused)
     status, refused = await served.call("GET", "/api/play/opponents?game=HEXAGONS")
-    assert status == 400 and refused["error"].startswith("game must be one of")
+    assert (status, refused["error"]) == (
+        400, '"game" must be one of TICTACTOE, KALAHA, got "HEXAGONS"')
     for path in ("/api/play/not-a-token", f"/api/play/{uuid.uuid4()}",
                  f"/api/play/kalaha/{uuid.uuid4()}"):
         status, refused = await served.call("GET", path)
