@@ -20,7 +20,7 @@ GAME = "KALAHA"
 PLAYERS = ("ONE", "TWO")
 PITS = 6
 REASONS = {400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
-           415: "Unsupported Media Type"}
+           409: "Conflict", 415: "Unsupported Media Type", 422: "Unprocessable Entity"}
 PIT_RANGE = "Pit index should be between 0 and 5 inclusive"
 FRONT_END = "http://localhost:4200"
 """The origin of the original's Angular front end (``Anna87/kalaha-fe``)."""

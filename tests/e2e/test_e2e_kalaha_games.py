@@ -209,28 +209,33 @@ async def test_opponents_that_cannot_play_are_refused(e2e: E2E) -> None:
     def offline(bot: int) -> str:
         return f"Bot {bot} is not an online Kalaha bot with room for another game"
 
-    cases: list[tuple[str, bytes, str, bool]] = [
-        ("unknown bot", json.dumps({"opponent": 999_999}).encode(), offline(999_999), False),
+    # Malformed: 400; a bot or a name that cannot be had now: 409; a string that is no
+    # name: 422 (the extension's statuses; the original's routes keep their 400s).
+    cases: list[tuple[str, bytes, int, str, bool]] = [
+        ("unknown bot", json.dumps({"opponent": 999_999}).encode(), 409, offline(999_999),
+         False),
         ("another game's bot", json.dumps({"opponent": ttt_id, "name": "Petra"}).encode(),
-         offline(ttt_id), False),
-        ("not an id", b'{"opponent": "kalaha-one"}', "opponent must be a bot's id", True),
-        ("a boolean", b'{"opponent": true}', "opponent must be a bot's id", True),
-        ("an empty name", json.dumps({"opponent": kalaha_id, "name": " "}).encode(),
+         409, offline(ttt_id), False),
+        ("not an id", b'{"opponent": "kalaha-one"}', 400, "opponent must be a bot's id", True),
+        ("a boolean", b'{"opponent": true}', 400, "opponent must be a bot's id", True),
+        ("an empty name", json.dumps({"opponent": kalaha_id, "name": " "}).encode(), 400,
          "name must be a non-empty string", True),
         ("anonymous by name", json.dumps({"opponent": kalaha_id, "name": "Anonymous"}).encode(),
-         'Invalid name: the name "anonymous" is kept', True),
+         409, 'Invalid name: the name "anonymous" is kept', True),
         ("a name of another owner", json.dumps({"opponent": kalaha_id,
                                                 "name": "kalaha-one"}).encode(),
-         'Invalid name: the name "kalaha-one" belongs to a bot of alice', True),
+         409, 'Invalid name: the name "kalaha-one" belongs to a bot of alice', True),
         ("a look-alike of it", json.dumps({"opponent": kalaha_id,
                                            "name": "Kalaha-One"}).encode(),
-         'Invalid name: the name "Kalaha-One" is too like "kalaha-one"', True),
-        ("unreadable", b"{nope", "JSON parse error: ", True),
+         409, 'Invalid name: the name "Kalaha-One" is too like "kalaha-one"', True),
+        ("scripts mixed", json.dumps({"opponent": kalaha_id, "name": "P\u0430ul"}).encode(),
+         422, "Invalid name: The bot name", True),
+        ("unreadable", b"{nope", 400, "JSON parse error: ", True),
     ]
-    for name, body, message, prefix in cases:
+    for name, body, status, message, prefix in cases:
         answer = await boards.call("POST", "/api/boards", body)
-        assert answer.status == 400, (name, answer)
-        refusal(answer, 400, message, "/api/boards", prefix=prefix)
+        assert answer.status == status, (name, answer)
+        refusal(answer, status, message, "/api/boards", prefix=prefix)
     assert e2e.read_db("SELECT COUNT(*) FROM games")[0][0] == 0  # no game was made
 
     # The bot goes away: once the platform knows it is offline, it is refused too.
@@ -243,7 +248,7 @@ async def test_opponents_that_cannot_play_are_refused(e2e: E2E) -> None:
 
     await e2e.wait_until("the bot to be offline", gone)
     answer = await boards.call("POST", "/api/boards", json.dumps({"opponent": kalaha_id}).encode())
-    refusal(answer, 400, offline(kalaha_id), "/api/boards")
+    refusal(answer, 409, offline(kalaha_id), "/api/boards")
     assert e2e.read_db("SELECT COUNT(*) FROM games")[0][0] == 0
 
 

@@ -15,7 +15,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from merknera.gateways.kalaha.openapi import DOCUMENT_PATH as KALAHA_DOCUMENT
 from tests.e2e.harness import ADMIN_TOKEN, E2E
+from tests.support import free_port
 
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
@@ -39,7 +41,9 @@ async def schemathesis(e2e: E2E, document: str) -> tuple[int, str]:
         "--workers", "1", "--no-color", "--report-dir", str(reports),
         cwd=e2e.tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
     output, _ = await process.communicate()
-    return await process.wait(), output.decode("utf-8", errors="replace")
+    report = output.decode("utf-8", errors="replace")
+    print(report[report.find("SUMMARY"):])  # shown with -s: what was tested
+    return await process.wait(), report
 
 
 async def played(e2e: E2E, games: int) -> list[dict[str, Any]]:
@@ -52,8 +56,10 @@ async def played(e2e: E2E, games: int) -> list[dict[str, Any]]:
 
 
 async def test_the_results_api_is_what_its_document_says(e2e: E2E) -> None:
+    kalaha_port = free_port()
     await e2e.start_platform(request_burst="100000", request_rate="100000",
-                             auth_failure_burst="100000", max_streams_per_client="64")
+                             auth_failure_burst="100000", max_streams_per_client="64",
+                             kalaha_port=str(kalaha_port))
     token = await e2e.add_user("contract")
     await e2e.start_bots(token, [("perfect", "Polly", 0.0), ("random", "Rita", 0.0),
                                  ("random", "Rob", 0.0)])
@@ -68,4 +74,7 @@ async def test_the_results_api_is_what_its_document_says(e2e: E2E) -> None:
     assert made.status == 201, await made.text()
 
     code, report = await schemathesis(e2e, f"{e2e.url}/api/openapi.json")
+    assert code == 0, report
+    # The Kalaha listener's board API, with its own document; its bots are the ones above.
+    code, report = await schemathesis(e2e, f"http://127.0.0.1:{kalaha_port}{KALAHA_DOCUMENT}")
     assert code == 0, report

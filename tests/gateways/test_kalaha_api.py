@@ -36,6 +36,9 @@ def test_a_play_is_read_as_jackson_reads_it(body: bytes, play: Play) -> None:
      "values accepted for Enum class: [ONE, TWO]"),
     (b'{"pitIndex": 1, "player": "one"}', "not one of the values accepted"),
     (b'{"pitIndex": "x", "player": "ONE"}', 'from String "x": not a valid int value'),
+    # Other scripts' digits (Java's parseInt reads them): refused, as the document says.
+    ('{"pitIndex": "\u0663", "player": "ONE"}'.encode(),
+     'from String "\\u0663": not a valid int value'),
     (b'{"pitIndex": 1.5, "player": "ONE"}', "Cannot coerce Floating-point value (1.5) to int"),
     (b'{"pitIndex": true, "player": "ONE"}', "Cannot coerce boolean value to int"),
     (b'{"pitIndex": 9999999999, "player": "ONE"}', "out of range of int"),

@@ -36,11 +36,14 @@ from merknera.games import JSON, JSONObject
 from merknera.games.kalaha import PITS, PLAYERS, Board
 
 REASONS = {400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
-           415: "Unsupported Media Type", 429: "Too Many Requests",
+           409: "Conflict", 413: "Payload Too Large", 415: "Unsupported Media Type",
+           422: "Unprocessable Entity", 429: "Too Many Requests",
            500: "Internal Server Error", 503: "Service Unavailable"}
 """The reason phrases Spring puts in ``error``."""
 
 PIT_RANGE = "Pit index should be between 0 and 5 inclusive"
+NUMERIC_TEXT = re.compile(r"\s*[+-]?[0-9]+\s*")
+"""A ``pitIndex`` given as text that Jackson reads as a number."""
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,10 @@ def _pit(value: JSON) -> int:
         return _pit(int(value))
     if isinstance(value, str):
         try:
+            # ASCII digits only (Java's parseInt would take other scripts' digits too):
+            # what the document's pattern says (merknera.gateways.kalaha.openapi).
+            if not NUMERIC_TEXT.fullmatch(value):
+                raise ValueError(value)
             return _pit(int(value.strip()))
         except ValueError:
             raise ApiError(400, f"JSON parse error: Cannot deserialize value of type int "

@@ -30,7 +30,12 @@ from aiohttp import web
 
 from merknera.games import JSON, JSONObject, SeatResult
 from merknera.games.kalaha import PLAYERS, Board
-from merknera.gateways.guests import GuestRefusedError, GuestThrottledError, guest
+from merknera.gateways.guests import (
+    GuestNameTakenError,
+    GuestRefusedError,
+    GuestThrottledError,
+    guest,
+)
 from merknera.gateways.kalaha.api import (
     NOT_FOUND,
     ApiError,
@@ -39,6 +44,7 @@ from merknera.gateways.kalaha.api import (
     read_board_id,
     read_play,
 )
+from merknera.gateways.kalaha.openapi import BOARDS, DOCUMENT, DOCUMENT_PATH
 from merknera.gateways.refused import RefusedError
 from merknera.gateways.tables import Table, Tables
 from merknera.guard import Guard
@@ -46,7 +52,6 @@ from merknera.guard.bodies import BodyError
 from merknera.seats.polled import PolledSeat
 
 GAME = "KALAHA"
-BOARDS = "/api/boards"
 MAX_BODY = 4096
 """Largest request body (a PUT is a few dozen bytes)."""
 LONGEST_WAIT = 3600.0
@@ -73,6 +78,7 @@ class KalahaListener:
         app.router.add_post(BOARDS, self._create)
         app.router.add_put(BOARDS + "/{id}", self._play)
         app.router.add_get(BOARDS + "/{id}", self._view)
+        app.router.add_get(DOCUMENT_PATH, _document_of_the_api)
         return app
 
     # -- boards -----------------------------------------------------------------------------
@@ -85,14 +91,16 @@ class KalahaListener:
         self._tables.room_for(client)  # before a guest is made for the request
         bot = None if opponent is None else await self._tables.opponent(GAME, opponent)
         if opponent is not None and bot is None:
-            raise ApiError(400, f"Bot {opponent} is not an online Kalaha bot with room for "
+            raise ApiError(409, f"Bot {opponent} is not an online Kalaha bot with room for "
                                 "another game")
         try:
             person = await guest(self._arena, name, GAME, self._tables.new_name(client))
         except GuestThrottledError as exc:
             raise ApiError(429, str(exc), retry_after=exc.retry_after) from None
-        except GuestRefusedError as exc:
-            raise ApiError(400, f"Invalid name: {exc}") from None
+        except GuestNameTakenError as exc:
+            raise ApiError(409, f"Invalid name: {exc}") from None
+        except GuestRefusedError as exc:  # a string, but no name (see the document)
+            raise ApiError(422, f"Invalid name: {exc}") from None
         seated, polled = ([person, person], [0, 1]) if bot is None else ([person, bot], [0])
         await self._tables.start(client, GAME, handle, seated, polled,
                                  self._arena.config.person_turn_limit)
@@ -165,6 +173,10 @@ class KalahaListener:
         if seat.final is not None:  # Complete tells each seat whether it won
             winner = seat.seat if seat.final.get("winner") is True else 1 - seat.seat
         return _document(handle, board, True, winner)
+
+
+async def _document_of_the_api(_request: web.Request) -> web.Response:
+    return web.json_response(DOCUMENT)
 
 
 def _document(handle: str, board: Board, over: bool, winner: int | None) -> JSONObject:
