@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from merknera.gateways.hexagons.openapi import DOCUMENT_PATH as HEXAGONS_DOCUMENT
 from merknera.gateways.kalaha.openapi import DOCUMENT_PATH as KALAHA_DOCUMENT
 from tests.e2e.harness import ADMIN_TOKEN, E2E
 from tests.support import free_port
@@ -56,17 +57,25 @@ async def played(e2e: E2E, games: int) -> list[dict[str, Any]]:
 
 
 async def test_the_results_api_is_what_its_document_says(e2e: E2E) -> None:
-    kalaha_port = free_port()
+    kalaha_port, hexagons_port = free_port(), free_port()
     await e2e.start_platform(request_burst="100000", request_rate="100000",
                              auth_failure_burst="100000", max_streams_per_client="64",
-                             kalaha_port=str(kalaha_port))
+                             kalaha_port=str(kalaha_port), hexagons_port=str(hexagons_port),
+                             # A hexagons game waits moments for its players and its
+                             # mover, not minutes: a held join, /match and an
+                             # observer's stream are answered within the request time.
+                             hexagons_match_wait="0.2", hexagons_join_wait="0.3",
+                             hexagons_turn_limit="0.5")
     token = await e2e.add_user("contract")
     await e2e.start_bots(token, [("perfect", "Polly", 0.0), ("random", "Rita", 0.0),
                                  ("random", "Rob", 0.0)])
-    for strategy, name in (("good", "Sower"), ("random", "Scatter")):
-        await e2e.start_bot(strategy, name, token, module="bots.kalaha")
-    finished = await played(e2e, 8)  # both round robins: 6 tic-tac-toe games, 2 Kalaha
-    assert {game["game"] for game in finished} == {"TICTACTOE", "KALAHA"}
+    for strategy, name, module in (("good", "Sower", "bots.kalaha"),
+                                   ("random", "Scatter", "bots.kalaha"),
+                                   ("good", "Honeycomb", "bots.hexagons"),
+                                   ("random", "Hexed", "bots.hexagons")):
+        await e2e.start_bot(strategy, name, token, module=module)
+    finished = await played(e2e, 10)  # the round robins: 6 tic-tac-toe games, 2 of each other
+    assert {game["game"] for game in finished} == {"TICTACTOE", "KALAHA", "HEXAGONS"}
     # A tournament, for the links from the list of tournaments to one.
     made = await e2e.session.post(f"{e2e.url}/api/admin/tournaments", json={
         "game": "TICTACTOE", "format": "round-robin", "rounds": 1},
@@ -77,4 +86,8 @@ async def test_the_results_api_is_what_its_document_says(e2e: E2E) -> None:
     assert code == 0, report
     # The Kalaha listener's board API, with its own document; its bots are the ones above.
     code, report = await schemathesis(e2e, f"http://127.0.0.1:{kalaha_port}{KALAHA_DOCUMENT}")
+    assert code == 0, report
+    # The hexagons listener's (MebiPenny's) API, likewise.
+    code, report = await schemathesis(
+        e2e, f"http://127.0.0.1:{hexagons_port}{HEXAGONS_DOCUMENT}")
     assert code == 0, report

@@ -36,6 +36,12 @@ from aiohttp import web
 from merknera.games import JSON, JSONObject
 from merknera.games.hexagons import HexagonsState, Line
 from merknera.gateways.hexagons import wire
+from merknera.gateways.hexagons.openapi import (
+    DOCUMENT,
+    DOCUMENT_PATH,
+    OBSERVER_TOKEN,
+    TURN_TOKEN,
+)
 from merknera.gateways.hexagons.rooms import Room, Rooms
 from merknera.gateways.hexagons.wire import COMPLETED, MULTI_JSON, RequestRefusedError
 from merknera.gateways.refused import RefusedError
@@ -48,8 +54,6 @@ from merknera.seats.polled import PolledSeat
 
 MAX_BODY = 4096
 """Largest request body: every request of the API is a few dozen bytes."""
-TURN_TOKEN = "X-Turn-Token"  # noqa: S105 (a header's name)
-OBSERVER_TOKEN = "X-Observer-Token"  # noqa: S105 (a header's name)
 LONGEST_WAIT = 3600.0
 """A held request's longest wait (the runner ends every game well before: each move has
 ``hexagons_turn_limit``)."""
@@ -74,6 +78,7 @@ class HexagonsListener:
         app.router.add_get("/", self._list)
         app.router.add_post("/", self._create)
         app.router.add_get("/match", self._match)
+        app.router.add_get(DOCUMENT_PATH, _document_of_the_api)
         app.router.add_get("/{id}", self._view)
         app.router.add_post("/{id}/players", self._join)
         app.router.add_post("/{id}/moves", self._move)
@@ -259,6 +264,10 @@ def _delay(body: bytes) -> float:
     if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not math.isfinite(delay):
         return 0.0
     return min(MAX_DELAY, max(0.0, float(delay)))
+
+
+async def _document_of_the_api(_request: web.Request) -> web.Response:
+    return web.json_response(DOCUMENT)
 
 
 def _created(handle: str) -> web.Response:
