@@ -1,7 +1,8 @@
-"""The OpenAPI document tells the truth (issue 16): schemathesis, with every check and in
-every phase (examples, coverage, fuzzing, and stateful sequences that follow the document's
+"""The OpenAPI documents tell the truth (issue 16): schemathesis, with every check and in
+every phase (examples, coverage, fuzzing, and stateful sequences that follow the documents'
 links from lists to details), against a real ``merknera serve`` with real games in its
-store, played by reference bots in processes of their own.
+store, played by reference bots in processes of their own: the results API's document, and
+each listener's (Kalaha's board API, Battlebot's HTTP routes, MebiPenny's hexagons API).
 
 The platform's limits per client are raised for the run (not switched off): schemathesis
 sends a few thousand requests from one address in about a minute, and at the usual rate most
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from merknera.gateways.battlebot.openapi import DOCUMENT_PATH as BATTLEBOT_DOCUMENT
 from merknera.gateways.hexagons.openapi import DOCUMENT_PATH as HEXAGONS_DOCUMENT
 from merknera.gateways.kalaha.openapi import DOCUMENT_PATH as KALAHA_DOCUMENT
 from tests.e2e.harness import ADMIN_TOKEN, E2E
@@ -56,10 +58,11 @@ async def played(e2e: E2E, games: int) -> list[dict[str, Any]]:
     return await e2e.wait_until(f"{games} finished games", check)
 
 
-async def test_the_results_api_is_what_its_document_says(e2e: E2E) -> None:
-    kalaha_port, hexagons_port = free_port(), free_port()
+async def test_every_http_api_is_what_its_document_says(e2e: E2E) -> None:
+    kalaha_port, hexagons_port, battlebot_port = free_port(), free_port(), free_port()
     await e2e.start_platform(request_burst="100000", request_rate="100000",
                              auth_failure_burst="100000", max_streams_per_client="64",
+                             registration_burst="100000", battlebot_port=str(battlebot_port),
                              kalaha_port=str(kalaha_port), hexagons_port=str(hexagons_port),
                              # A hexagons game waits moments for its players and its
                              # mover, not minutes: a held join, /match and an
@@ -72,10 +75,13 @@ async def test_the_results_api_is_what_its_document_says(e2e: E2E) -> None:
     for strategy, name, module in (("good", "Sower", "bots.kalaha"),
                                    ("random", "Scatter", "bots.kalaha"),
                                    ("good", "Honeycomb", "bots.hexagons"),
-                                   ("random", "Hexed", "bots.hexagons")):
+                                   ("random", "Hexed", "bots.hexagons"),
+                                   ("perfect", "Noughty", "bots.noughtsandcrosses"),
+                                   ("random", "Crossed", "bots.noughtsandcrosses")):
         await e2e.start_bot(strategy, name, token, module=module)
-    finished = await played(e2e, 10)  # the round robins: 6 tic-tac-toe games, 2 of each other
-    assert {game["game"] for game in finished} == {"TICTACTOE", "KALAHA", "HEXAGONS"}
+    finished = await played(e2e, 12)  # the round robins: 6 tic-tac-toe games, 2 of each other
+    assert {game["game"] for game in finished} == {"TICTACTOE", "KALAHA", "HEXAGONS",
+                                                    "NOUGHTSANDCROSSES"}
     # A tournament, for the links from the list of tournaments to one.
     made = await e2e.session.post(f"{e2e.url}/api/admin/tournaments", json={
         "game": "TICTACTOE", "format": "round-robin", "rounds": 1},
@@ -86,6 +92,10 @@ async def test_the_results_api_is_what_its_document_says(e2e: E2E) -> None:
     assert code == 0, report
     # The Kalaha listener's board API, with its own document; its bots are the ones above.
     code, report = await schemathesis(e2e, f"http://127.0.0.1:{kalaha_port}{KALAHA_DOCUMENT}")
+    assert code == 0, report
+    # The Battlebot listener's HTTP routes, likewise.
+    code, report = await schemathesis(
+        e2e, f"http://127.0.0.1:{battlebot_port}{BATTLEBOT_DOCUMENT}")
     assert code == 0, report
     # The hexagons listener's (MebiPenny's) API, likewise.
     code, report = await schemathesis(

@@ -31,6 +31,7 @@ from merknera.gateways.battlebot import accounts, records, wire
 from merknera.gateways.battlebot.accounts import LoginRefusedError, RegistrationRefusedError
 from merknera.gateways.battlebot.clients import CLOSE_POLICY, Client, Connection, Hub
 from merknera.gateways.battlebot.graphql_api import GraphQLApi
+from merknera.gateways.battlebot.openapi import DOCUMENT, DOCUMENT_PATH
 from merknera.gateways.battlebot.transport import BattlebotTransport
 from merknera.gateways.battlebot.wire import Era, LoginError
 from merknera.guard import BodyError, Guard, RateLimitedError
@@ -66,6 +67,7 @@ class BattlebotListener:
         app = web.Application(client_max_size=MAX_BODY, middlewares=[self._guard.middleware,
                                                                      _json_errors])
         app.router.add_get("/", self._root)
+        app.router.add_get(DOCUMENT_PATH, _document_of_the_api)
         app.router.add_post("/graphql", self._graphql_request)
         app.router.add_post("/bots/{game}", self._register_salted)
         app.router.add_get("/bots/{game}", self._bots)
@@ -339,6 +341,10 @@ class _RefusedError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+async def _document_of_the_api(_request: web.Request) -> web.Response:
+    return web.json_response(DOCUMENT)
 
 
 def _bad(message: str) -> _RefusedError:

@@ -1,0 +1,140 @@
+"""The OpenAPI 3.1 document of the Battlebot listener's HTTP routes (``dprgarner/battlebot``
+as this platform answers them), served by the listener at ``/openapi.json``: the salted
+era's registration, its results routes, and the GraphQL era's endpoint (whose own schema,
+``registerBot`` and ``bots``, GraphQL's introspection describes).  The WebSocket at ``/``
+is the bots' protocol, not an HTTP API.
+
+As the original, a registration its rules refuse (a name taken, or not a name) is 400 like
+a malformed one; its contract test accepts that 400 for a well-formed registration only
+(``tests/e2e/schemathesis.toml``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from merknera import __version__
+from merknera.gateways.battlebot.wire import GAMES
+
+DOCUMENT_PATH = "/openapi.json"
+REGISTER = "registerSalted"
+"""The registration's operationId (the contract test's settings name it)."""
+
+JSONSchema = dict[str, Any]
+
+_ERROR: JSONSchema = {"type": "object", "required": ["error"],
+                      "properties": {"error": {"type": "string"}}}
+_GAME_PATH: JSONSchema = {"name": "game", "in": "path", "required": True,
+                          "schema": {"type": "string", "enum": [g.path_name for g in GAMES]}}
+_GAME: JSONSchema = {
+    "type": "object", "description": "A finished game as Battlebot stored it",
+    "required": ["_id", "game", "players", "victor", "reason", "startTime"],
+    "properties": {
+        "_id": {"type": "string"}, "game": {"type": "string"},
+        "contest": {"type": "string"},
+        "players": {"type": "array", "items": {"type": "string"}},
+        "board": {}, "marks": {},
+        "victor": {"type": ["string", "null"]}, "reason": {"type": "string"},
+        "startTime": {"type": "string"},
+        "turns": {"type": "array", "items": {"type": "object"},
+                  "description": "Every turn (one game only)"}}}
+_WHY = {400: "Refused, in Battlebot's words: a game it does not know, a body it cannot "
+             "read, a registration its rules refuse (a name taken, or not a name)",
+        404: "No such game", 413: "The body is too large",
+        429: "Too many requests or registrations from your address"}
+
+
+def _refusals(*statuses: int) -> JSONSchema:
+    return {str(status): {"description": _WHY[status],
+                          "content": {"application/json": {"schema": _ERROR}}}
+            for status in statuses}
+
+
+def _json(status: int, description: str, schema: JSONSchema,
+          links: JSONSchema | None = None) -> JSONSchema:
+    answer: JSONSchema = {"description": description,
+                          "content": {"application/json": {"schema": schema}}}
+    if links:
+        answer["links"] = links
+    return {str(status): answer}
+
+
+DOCUMENT: JSONSchema = {
+    "openapi": "3.1.0",
+    "info": {"title": "Merknera: the Battlebot listener", "version": __version__,
+             "description": "Battlebot's HTTP routes, for its clients unchanged; its bots "
+                            "play over the WebSocket at / (see the README)."},
+    "paths": {
+        "/": {"get": {
+            "operationId": "root", "summary": "What this listener is (a WebSocket upgrade "
+                                              "here is a bot's connection)",
+            "responses": {"200": {"description": "Plain text", "content": {
+                "text/plain": {"schema": {"type": "string"}}}}, **_refusals(429)}}},
+        "/bots/{game}": {
+            "post": {
+                "operationId": REGISTER, "summary": "Register a bot (the salted era): its "
+                                                    "password hash, once",
+                "parameters": [_GAME_PATH],
+                "requestBody": {"required": True, "content": {"application/json": {
+                    "schema": {"type": "object", "required": ["bot_id", "owner"],
+                               "additionalProperties": False, "properties": {
+                                   "bot_id": {"type": "string"},
+                                   "owner": {"type": "string"}}}}}},
+                "responses": {**_json(201, "Registered", {
+                    "type": "object", "required": ["game", "bot_id", "pass_hash"],
+                    "properties": {"game": {"type": "string"}, "bot_id": {"type": "string"},
+                                   "pass_hash": {"type": "string"}}}),
+                    **_refusals(400, 413, 429)}},
+            "get": {
+                "operationId": "bots", "summary": "The game's bots", "parameters": [_GAME_PATH],
+                "responses": {**_json(200, "The bots", {"type": "array", "items": {
+                    "type": "object", "required": ["bot_id", "owner", "date_registered"],
+                    "properties": {"bot_id": {"type": "string"}, "owner": {"type": "string"},
+                                   "date_registered": {"type": "string"}}}}),
+                    **_refusals(400, 429)}}},
+        "/games/{game}": {"get": {
+            "operationId": "games", "summary": "The game's last finished games, newest first",
+            "parameters": [_GAME_PATH],
+            "responses": {**_json(200, "The games", {"type": "array", "items": _GAME}, {
+                "game": {"operationId": "game", "parameters": {
+                    "game": "$request.path.game", "id": "$response.body#/0/_id"}}}),
+                **_refusals(400, 429)}}},
+        "/games/{game}/{id}": {"get": {
+            "operationId": "game", "summary": "One finished game, with its turns",
+            "parameters": [_GAME_PATH, {"name": "id", "in": "path", "required": True,
+                                        "schema": {"type": "string",
+                                                   "pattern": "^[0-9]{1,18}$"}}],
+            "responses": {**_json(200, "The game", _GAME), **_refusals(400, 404, 429)}}},
+        "/games/{game}/contests/{contest}": {"get": {
+            "operationId": "contest", "summary": "A contest's table and games",
+            "parameters": [_GAME_PATH, {"name": "contest", "in": "path", "required": True,
+                                        "schema": {"type": "string"}}],
+            "responses": {**_json(200, "The table (3 points a win, 1 a draw)", {
+                "type": "object", "required": ["bots", "games"], "properties": {
+                    "bots": {"type": "array", "items": {
+                        "type": "object",
+                        "required": ["bot_id", "wins", "losses", "draws", "score"],
+                        "properties": {"bot_id": {"type": "string"},
+                                       "wins": {"type": "integer"},
+                                       "losses": {"type": "integer"},
+                                       "draws": {"type": "integer"},
+                                       "score": {"type": "integer"}}}},
+                    "games": {"type": "array", "items": _GAME}}}),
+                **_refusals(400, 429)}}},
+        "/graphql": {"post": {
+            "operationId": "graphql", "summary": "The GraphQL era: registerBot and bots",
+            "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                "type": "object", "required": ["query"], "properties": {
+                    "query": {"type": "string"},
+                    "variables": {"type": ["object", "null"]},
+                    "operationName": {"type": ["string", "null"]}}}}}},
+            "responses": {**_json(200, "GraphQL's answer: data, or errors", {
+                "type": "object", "properties": {"data": {"type": ["object", "null"]},
+                                                 "errors": {"type": "array"}}}),
+                **_refusals(400, 413, 429)}}},
+        DOCUMENT_PATH: {"get": {
+            "operationId": "document", "summary": "This document",
+            "responses": {**_json(200, "OpenAPI 3.1", {"type": "object"}),
+                          **_refusals(429)}}},
+    },
+}
