@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from merknera import __version__
+from merknera.openapi import JSONSchema, answer, document, refusals
 from merknera.scheduler.tournaments import FORMATS, MAX_CYCLES
 from merknera.store.games import GameStatus
 from merknera.web import api, live, play
 from merknera.web.openapi_schemas import GAME as GAME_ENUM
-from merknera.web.openapi_schemas import PLAYABLE_GAME, SCHEMAS, STAMP, JSONSchema, ref
+from merknera.web.openapi_schemas import PLAYABLE_GAME, SCHEMAS, STAMP, ref
 from merknera.web.play import UNUSABLE_NAME
 from merknera.web.query import MAX_ID
 from merknera.web.replay import States
@@ -35,34 +35,31 @@ _TOKEN = {"name": "token", "in": "path", "required": True,
 
 
 def _ok(description: str, schema: JSONSchema) -> JSONSchema:
-    return {"200": {"description": description,
-                    "content": {"application/json": {"schema": schema}}}}
+    return answer(200, description, schema)
 
 
 def _errors(*statuses: int) -> JSONSchema:
-    what = {400: "A query value is not usable", 401: "No token was sent",
+    return refusals(_API_REFUSALS, ref("Error"), statuses)
+
+
+def _play_errors(*statuses: int) -> JSONSchema:
+    return refusals(_PLAY_REFUSALS, ref("Error"), statuses)
+
+
+_API_REFUSALS = {400: "A query value is not usable", 401: "No token was sent",
             403: "The token may not do this", 404: "No such id",
             409: "The change is not possible now",
             422: "The terms are well formed but cannot be met (see the summary)",
             429: "Too many attempts (wrong tokens, open streams) from your address; "
                  "Retry-After says when to try again",
             503: "Too many live streams are open"}
-    return {str(status): {"description": what[status],
-                          "content": {"application/json": {"schema": ref("Error")}}}
-            for status in statuses}
-
-
-def _play_errors(*statuses: int) -> JSONSchema:
-    what = {400: "The request or the move is not usable (the move is not played)",
+_PLAY_REFUSALS = {400: "The request or the move is not usable (the move is not played)",
             404: "No game is played with that token",
             409: "Not now: not your turn, the game is over, or the bot is not online",
             413: "The body is too large",
             422: "The name is a string but no name (see the name's description)",
             429: "Too many requests or open games from your address; Retry-After says when",
             503: "Too many games are open; Retry-After says when"}
-    return {str(status): {"description": what[status],
-                          "content": {"application/json": {"schema": ref("Error")}}}
-            for status in statuses}
 
 
 def _get(summary: str, ok: JSONSchema, *, parameters: list[JSONSchema] | None = None,
@@ -164,22 +161,21 @@ _GAME_EVENT: JSONSchema = {"oneOf": [
                                  "replays), else null"}}})]}
 _HOME_EVENT = _sse("home", {"type": "string"}, media_type="text/html")
 
-DOCUMENT: JSONSchema = {
-    "openapi": "3.1.0",
-    "info": {"title": "Merknera", "version": __version__,
-             "description": "The results API of a Merknera arena: bots, games with their move "
-                            "logs and replays, ratings, tournaments, live events, and the "
-                            "admin calls. Bots speak JSON-RPC at POST /rpc (see /protocol)."},
-    "tags": [{"name": "results"}, {"name": "live"}, {"name": "play"}, {"name": "admin"},
+DOCUMENT = document(
+    "Merknera",
+    "The results API of a Merknera arena: bots, games with their move logs and replays, "
+    "ratings, tournaments, live events, and the admin calls. Bots speak JSON-RPC at POST "
+    "/rpc (see /protocol).",
+    tags=[{"name": "results"}, {"name": "live"}, {"name": "play"}, {"name": "admin"},
              {"name": "nodes"}],
-    "components": {
+    components={
         "schemas": SCHEMAS,
         "securitySchemes": {
             "owner": {"type": "http", "scheme": "bearer",
                       "description": "A user's API token (merknera user add)"},
             "admin": {"type": "http", "scheme": "bearer",
                       "description": "The admin_token of the platform's config"}}},
-    "paths": {
+    paths={
         "/api/bots": _get(
             "Bots with their records and ratings",
             _ok("Bots", {"type": "object", "properties": {
@@ -360,7 +356,7 @@ DOCUMENT: JSONSchema = {
                                         "without)"}}},
             links={"tournament": _link(TOURNAMENT, id="$response.body#/id")}),
     },
-}
+)
 
 
 for _path, _item in DOCUMENT["paths"].items():

@@ -3,15 +3,12 @@ of the JSON API's answers, and the enums they share with the paths."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from merknera.games import REGISTRY
+from merknera.openapi import JSONSchema
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.store.games import GameStatus
 from merknera.web.play import PLAYABLE
 from merknera.web.replay import KEYFRAME_EVERY
-
-JSONSchema = dict[str, Any]
 
 GAME: JSONSchema = {"type": "string", "enum": sorted(REGISTRY)}
 PLAYABLE_GAME: JSONSchema = {"type": "string", "enum": list(PLAYABLE)}

@@ -26,6 +26,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from merknera import openapi
 from merknera.games import JSONObject
 from merknera.gateways.battlebot import accounts, records, wire
 from merknera.gateways.battlebot.accounts import LoginRefusedError, RegistrationRefusedError
@@ -67,7 +68,7 @@ class BattlebotListener:
         app = web.Application(client_max_size=MAX_BODY, middlewares=[self._guard.middleware,
                                                                      _json_errors])
         app.router.add_get("/", self._root)
-        app.router.add_get(DOCUMENT_PATH, _document_of_the_api)
+        app.router.add_get(DOCUMENT_PATH, openapi.route(DOCUMENT))
         app.router.add_post("/graphql", self._graphql_request)
         app.router.add_post("/bots/{game}", self._register_salted)
         app.router.add_get("/bots/{game}", self._bots)
@@ -341,10 +342,6 @@ class _RefusedError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
-
-
-async def _document_of_the_api(_request: web.Request) -> web.Response:
-    return web.json_response(DOCUMENT)
 
 
 def _bad(message: str) -> _RefusedError:

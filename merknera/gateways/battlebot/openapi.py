@@ -11,16 +11,13 @@ a malformed one; its contract test accepts that 400 for a well-formed registrati
 
 from __future__ import annotations
 
-from typing import Any
-
-from merknera import __version__
 from merknera.gateways.battlebot.wire import GAMES
+from merknera.openapi import JSONSchema, answer, document
+from merknera.openapi import refusals as _described
 
 DOCUMENT_PATH = "/openapi.json"
 REGISTER = "registerSalted"
 """The registration's operationId (the contract test's settings name it)."""
-
-JSONSchema = dict[str, Any]
 
 _ERROR: JSONSchema = {"type": "object", "required": ["error"],
                       "properties": {"error": {"type": "string"}}}
@@ -45,31 +42,23 @@ _WHY = {400: "Refused, in Battlebot's words: a game it does not know, a body it 
 
 
 def _refusals(*statuses: int) -> JSONSchema:
-    return {str(status): {"description": _WHY[status],
-                          "content": {"application/json": {"schema": _ERROR}}}
-            for status in statuses}
+    return _described(_WHY, _ERROR, statuses)
 
 
 def _json(status: int, description: str, schema: JSONSchema,
           links: JSONSchema | None = None) -> JSONSchema:
-    answer: JSONSchema = {"description": description,
-                          "content": {"application/json": {"schema": schema}}}
-    if links:
-        answer["links"] = links
-    return {str(status): answer}
+    return answer(status, description, schema, links=links)
 
 
-DOCUMENT: JSONSchema = {
-    "openapi": "3.1.0",
-    "info": {"title": "Merknera: the Battlebot listener", "version": __version__,
-             "description": "Battlebot's HTTP routes, for its clients unchanged; its bots "
-                            "play over the WebSocket at / (see the README)."},
-    "paths": {
+DOCUMENT = document(
+    "Merknera: the Battlebot listener",
+    "Battlebot's HTTP routes, for its clients unchanged; its bots play over the WebSocket "
+    "at / (see the README).", {
         "/": {"get": {
             "operationId": "root", "summary": "What this listener is (a WebSocket upgrade "
                                               "here is a bot's connection)",
-            "responses": {"200": {"description": "Plain text", "content": {
-                "text/plain": {"schema": {"type": "string"}}}}, **_refusals(429)}}},
+            "responses": {**answer(200, "Plain text", {"type": "string"},
+                                   media_type="text/plain"), **_refusals(429)}}},
         "/bots/{game}": {
             "post": {
                 "operationId": REGISTER, "summary": "Register a bot (the salted era): its "
@@ -136,5 +125,4 @@ DOCUMENT: JSONSchema = {
             "operationId": "document", "summary": "This document",
             "responses": {**_json(200, "OpenAPI 3.1", {"type": "object"}),
                           **_refusals(429)}}},
-    },
-}
+    })

@@ -33,6 +33,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from merknera import openapi
 from merknera.games import JSON, JSONObject
 from merknera.games.hexagons import HexagonsState, Line
 from merknera.gateways.hexagons import wire
@@ -78,7 +79,7 @@ class HexagonsListener:
         app.router.add_get("/", self._list)
         app.router.add_post("/", self._create)
         app.router.add_get("/match", self._match)
-        app.router.add_get(DOCUMENT_PATH, _document_of_the_api)
+        app.router.add_get(DOCUMENT_PATH, openapi.route(DOCUMENT))
         app.router.add_get("/{id}", self._view)
         app.router.add_post("/{id}/players", self._join)
         app.router.add_post("/{id}/moves", self._move)
@@ -264,10 +265,6 @@ def _delay(body: bytes) -> float:
     if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not math.isfinite(delay):
         return 0.0
     return min(MAX_DELAY, max(0.0, float(delay)))
-
-
-async def _document_of_the_api(_request: web.Request) -> web.Response:
-    return web.json_response(DOCUMENT)
 
 
 def _created(handle: str) -> web.Response:

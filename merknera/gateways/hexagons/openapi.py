@@ -10,17 +10,20 @@ and an observer's answer is a stream of JSON documents, one a line, until the ga
 
 from __future__ import annotations
 
-from typing import Any
-
-from merknera import __version__
 from merknera.games.hexagons import MAX_SIZE, MIN_SIZE
-from merknera.gateways.hexagons.wire import COMPLETED, DISQUALIFIED, IN_PLAY, INITIATING
+from merknera.gateways.hexagons.wire import (
+    COMPLETED,
+    DISQUALIFIED,
+    IN_PLAY,
+    INITIATING,
+    MULTI_JSON,
+)
+from merknera.openapi import JSONSchema, answer, document
+from merknera.openapi import refusals as _described
 
 DOCUMENT_PATH = "/openapi.json"
 TURN_TOKEN = "X-Turn-Token"  # noqa: S105 (a header's name)
 OBSERVER_TOKEN = "X-Observer-Token"  # noqa: S105 (a header's name)
-
-JSONSchema = dict[str, Any]
 
 _STATE: JSONSchema = {"type": "string", "enum": [INITIATING, IN_PLAY, COMPLETED]}
 _POINT: JSONSchema = {"type": "object", "required": ["row", "col"],
@@ -54,20 +57,12 @@ _WHY = {403: "Refused, in the original's words (text/plain): invalid data, a mis
 
 
 def _refusals(*statuses: int) -> JSONSchema:
-    return {str(status): {"description": _WHY[status],
-                          "content": {"text/plain": {"schema": {"type": "string"}}}}
-            for status in statuses}
+    return _described(_WHY, {"type": "string"}, statuses, media_type="text/plain")
 
 
 def _json(description: str, schema: JSONSchema, headers: JSONSchema | None = None,
           links: JSONSchema | None = None) -> JSONSchema:
-    answer: JSONSchema = {"description": description,
-                          "content": {"application/json": {"schema": schema}}}
-    if headers:
-        answer["headers"] = headers
-    if links:
-        answer["links"] = links
-    return {"200": answer}
+    return answer(200, description, schema, headers=headers, links=links)
 
 
 def _body(schema: JSONSchema, required: bool = True) -> JSONSchema:
@@ -83,12 +78,10 @@ _TOKEN_HEADER: JSONSchema = {TURN_TOKEN: {
 _SEE_GAME = {"game": {"operationId": "game", "parameters": {
     "id": "$response.body#/0/id"}}}
 
-DOCUMENT: JSONSchema = {
-    "openapi": "3.1.0",
-    "info": {"title": "Merknera: the MebiPenny hexagons API", "version": __version__,
-             "description": "The hexagons server's API of MebiPenny 2011, for its clients "
-                            "unchanged, on the platform's hexagons listener."},
-    "paths": {
+DOCUMENT = document(
+    "Merknera: the MebiPenny hexagons API",
+    "The hexagons server's API of MebiPenny 2011, for its clients unchanged, on the "
+    "platform's hexagons listener.", {
         "/": {
             "get": {"operationId": "games", "summary": "Every game known, with its state",
                     "responses": {**_json("The games", {"type": "array", "items": {
@@ -139,12 +132,11 @@ DOCUMENT: JSONSchema = {
                 "type": "string", "pattern": "^(?:(?!%s)[\\s\\S])*%s(?:(?!%s)[\\s\\S])*$",
                 "description": "Each line put into this text at its one %s"}}},
                 required=False),
-            "responses": {"200": {"description": "The stream", "headers": {OBSERVER_TOKEN: {
-                "required": True, "schema": {"type": "string"}}},
-                "content": {"application/x-multi-json": {"schema": {"type": "string"}}}},
-                **_refusals(403, 404, 413, 429, 503)}}},
+            "responses": {**answer(200, "The stream", {"type": "string"},
+                                   media_type=MULTI_JSON, headers={OBSERVER_TOKEN: {
+                                       "required": True, "schema": {"type": "string"}}}),
+                          **_refusals(403, 404, 413, 429, 503)}}},
         DOCUMENT_PATH: {"get": {
             "operationId": "document", "summary": "This document",
             "responses": {**_json("OpenAPI 3.1", {"type": "object"}), **_refusals(429)}}},
-    },
-}
+    })

@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from merknera import openapi
 from merknera.games import JSON, JSONObject, SeatResult
 from merknera.games.kalaha import PLAYERS, Board
 from merknera.gateways.guests import (
@@ -78,7 +79,7 @@ class KalahaListener:
         app.router.add_post(BOARDS, self._create)
         app.router.add_put(BOARDS + "/{id}", self._play)
         app.router.add_get(BOARDS + "/{id}", self._view)
-        app.router.add_get(DOCUMENT_PATH, _document_of_the_api)
+        app.router.add_get(DOCUMENT_PATH, openapi.route(DOCUMENT))
         return app
 
     # -- boards -----------------------------------------------------------------------------
@@ -173,10 +174,6 @@ class KalahaListener:
         if seat.final is not None:  # Complete tells each seat whether it won
             winner = seat.seat if seat.final.get("winner") is True else 1 - seat.seat
         return _document(handle, board, True, winner)
-
-
-async def _document_of_the_api(_request: web.Request) -> web.Response:
-    return web.json_response(DOCUMENT)
 
 
 def _document(handle: str, board: Board, over: bool, winner: int | None) -> JSONObject:

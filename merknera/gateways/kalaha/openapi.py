@@ -10,15 +10,12 @@ the document says so, and its contract test accepts that 400 for a well-formed P
 
 from __future__ import annotations
 
-from typing import Any
-
-from merknera import __version__
 from merknera.games.kalaha import PITS, PLAYERS
+from merknera.openapi import JSONSchema, answer, document
+from merknera.openapi import refusals as _described
 
 DOCUMENT_PATH = "/api/openapi.json"
 BOARDS = "/api/boards"
-
-JSONSchema = dict[str, Any]
 
 _PLAYER: JSONSchema = {"type": "string", "enum": list(PLAYERS)}
 _ROW: JSONSchema = {"type": "object", "required": ["pits", "kalahaStones"], "properties": {
@@ -58,17 +55,11 @@ _WHY: dict[int, str] = {
 
 
 def _refusals(*statuses: int) -> JSONSchema:
-    return {str(status): {"description": _WHY[status],
-                          "content": {"application/json": {"schema": _ERROR}}}
-            for status in statuses}
+    return _described(_WHY, _ERROR, statuses)
 
 
 def _state(status: int, description: str, links: JSONSchema | None = None) -> JSONSchema:
-    answer: JSONSchema = {"description": description,
-                          "content": {"application/json": {"schema": _BOARD_STATE}}}
-    if links:
-        answer["links"] = links
-    return {str(status): answer}
+    return answer(status, description, _BOARD_STATE, links=links)
 
 
 _NEW_BOARD_LINKS: JSONSchema = {
@@ -97,13 +88,11 @@ _NEW_BOARD: JSONSchema = {
                  "description": "Play under this name (rated); null or left out: "
                                 "anonymously"}}}}
 
-DOCUMENT: JSONSchema = {
-    "openapi": "3.1.0",
-    "info": {"title": "Merknera: the Kalaha board API", "version": __version__,
-             "description": "The board API of Anna87/kalaha (its Angular front end plays "
-                            "here unchanged), on the platform's Kalaha listener. Every board "
-                            "is a platform game; a person who does not move in time loses."},
-    "paths": {
+DOCUMENT = document(
+    "Merknera: the Kalaha board API",
+    "The board API of Anna87/kalaha (its Angular front end plays here unchanged), on the "
+    "platform's Kalaha listener. Every board is a platform game; a person who does not move "
+    "in time loses.", {
         BOARDS: {"post": {
             "operationId": "createBoard", "summary": "A new board",
             "requestBody": {"required": False,
@@ -130,8 +119,6 @@ DOCUMENT: JSONSchema = {
                         **_refusals(404, 413, 415, 429, 503)}}},
         DOCUMENT_PATH: {"get": {
             "operationId": "document", "summary": "This document",
-            "responses": {"200": {"description": "OpenAPI 3.1", "content": {
-                "application/json": {"schema": {"type": "object"}}}},
-                **_refusals(429)}}},
-    },
-}
+            "responses": {**answer(200, "OpenAPI 3.1", {"type": "object"}),
+                          **_refusals(429)}}},
+    })
