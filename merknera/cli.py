@@ -15,6 +15,7 @@ from pathlib import Path
 from merknera import logfilter, loop
 from merknera.assets import AssetError
 from merknera.config import ConfigError, add_config_arguments, load_config, overrides_from_args
+from merknera.games import PLUGIN_PROBLEMS
 from merknera.store import Database, StoreError, users
 from merknera.store.db import POSTGRESQL_URL
 from merknera.store.postgres import connect_sync, redacted
@@ -235,6 +236,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=config.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logfilter.install()
+    for problem in PLUGIN_PROBLEMS:  # skipped; the platform starts without them
+        logging.getLogger("merknera.games.plugins").warning("%s", problem)
     try:
         if args.command == "assets":
             if args.assets_command == "verify":

@@ -27,6 +27,7 @@ from merknera.games.base import (
 from merknera.games.battlebot import NoughtsAndCrosses, Numberwang
 from merknera.games.hexagons import Hexagons
 from merknera.games.kalaha import Kalaha
+from merknera.games.plugins import discover
 from merknera.games.scrabble import Scrabble
 from merknera.games.squelch import Squelch
 from merknera.games.tictactoe import TicTacToe
@@ -36,8 +37,13 @@ AnyGame = Game[Any, Any]
 REGISTRY: dict[str, AnyGame] = {game.mnemonic: game for game in (
     TicTacToe(), Scrabble(), Squelch(), Hexagons(), NoughtsAndCrosses(), Numberwang(),
     Kalaha())}
-"""Every hosted game by its mnemonic.  Games with assets are not ready to play until
+"""Every hosted game by its mnemonic: the built-in ones, then those of installed plugins
+(:mod:`merknera.games.plugins`).  Games with assets are not ready to play until
 :meth:`Game.with_assets` has given them their files (the platform does that at start-up)."""
+
+PLUGINS, PLUGIN_PROBLEMS = discover(REGISTRY)
+"""The games installed plugins add (in REGISTRY too), and the plugins skipped, with why."""
+REGISTRY.update((game.mnemonic, game) for game in PLUGINS)
 
 
 def get_game(mnemonic: str) -> AnyGame:
@@ -52,7 +58,7 @@ def get_game(mnemonic: str) -> AnyGame:
 
 
 __all__ = [
-    "CHANCE", "JSON", "REGISTRY", "Announcement", "AnyGame", "Calls", "Game", "IllegalMoveError",
-    "InvalidMoveError", "JSONObject", "MoveError", "Outcome", "Seat", "SeatResult",
-    "Step", "Termination", "UnknownGameError", "get_game",
+    "CHANCE", "JSON", "PLUGINS", "PLUGIN_PROBLEMS", "REGISTRY", "Announcement", "AnyGame",
+    "Calls", "Game", "IllegalMoveError", "InvalidMoveError", "JSONObject", "MoveError",
+    "Outcome", "Seat", "SeatResult", "Step", "Termination", "UnknownGameError", "get_game",
 ]

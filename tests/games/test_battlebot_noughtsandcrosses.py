@@ -22,8 +22,8 @@ from merknera.games.base import (
     Termination,
 )
 from merknera.games.battlebot import NoughtsAndCrosses, NoughtsState, NoughtsTurn
+from merknera.games.testing import playout
 from merknera.games.tictactoe import LINES, Board
-from tests.games.test_conformance import playout
 
 GAME = NoughtsAndCrosses()
 PLAYERS = ("crosses", "noughts")

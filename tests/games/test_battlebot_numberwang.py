@@ -27,7 +27,7 @@ from merknera.games.battlebot import (
     NumberwangState,
     NumberwangTurn,
 )
-from tests.games.test_conformance import playout
+from merknera.games.testing import playout
 
 GAME = Numberwang()
 PLAYERS = ("alice", "bob")

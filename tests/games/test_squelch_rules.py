@@ -23,7 +23,7 @@ from merknera.games.squelch import (
     SquelchState,
     move_bound,
 )
-from tests.games.test_conformance import playout
+from merknera.games.testing import playout
 
 GAME = Squelch()
 NAMES = ("alice", "bob", "carol", "dave", "erin", "frank")
@@ -358,4 +358,4 @@ def test_random_matches_follow_the_house_rules(seats: int, seed: int) -> None:
     first = playout(GAME, seats, seed)
     assert playout(GAME, seats, seed).states == first.states
     assert first.outcome.ranks is not None and len(first.outcome.ranks) == seats
-    assert len(first.moves) > 100
+    assert len(first.log) > 100
