@@ -101,6 +101,9 @@ class Processes:
 
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
+        self.python = sys.executable
+        """The interpreter every process runs on (a test may give another virtual
+        environment's)."""
         self.children: list[Child] = []
         self._env = {k: v for k, v in os.environ.items() if not k.startswith("MERKNERA_")}
         self._env["PYTHONPATH"] = os.pathsep.join(
@@ -121,7 +124,7 @@ class Processes:
 
         with stderr_path.open("wb") as stderr:
             process = await asyncio.create_subprocess_exec(
-                sys.executable, *args, cwd=self.workdir, env=self._env,
+                self.python, *args, cwd=self.workdir, env=self._env,
                 stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
                 stderr=stderr, preexec_fn=cap if open_files is not None else None)
         child = Child(label, process, stderr_path)
