@@ -61,8 +61,9 @@ def check_game(game: AnyGame, seeds: Sequence[int] = SEEDS) -> None:
     legal moves exist until the end and a legal move never raises; the same move made by a
     seat that is not to move raises :class:`IllegalMoveError`; a bot's move read as a
     chance move (and the other way) raises :class:`InvalidMoveError`; ``step`` gives the
-    state ``apply`` does and the calls ``announcements`` does; every state, move, call and
-    spectator view is plain JSON and round-trips; the game ends within its move bound with
+    state ``apply`` does and the calls ``announcements`` does; every state and move is plain
+    JSON and round-trips, and the calls and the spectator views (at every power-of-two
+    step) are plain JSON; the game ends within its move bound with
     an outcome ranking every seat; the same seed plays the same game; and the move log,
     read back with ``parse_logged``, replays to the same states.
 
@@ -153,9 +154,9 @@ def playout(game: AnyGame, seats: int, seed: int) -> Playout:
         state = after
         log.append((seat, wire))
         snapshot = _as_json(game.state_to_json(state), f"{at}: the state")
+        _require(game.state_from_json(snapshot) == state,
+                 f"{at}: the state does not round-trip through JSON")
         if steps & (steps - 1) == 0:  # every power of two, to bound the cost
-            _require(game.state_from_json(snapshot) == state,
-                     f"{at}: the state does not round-trip through JSON")
             for reveal in (False, True):
                 _as_json(game.spectator_view(state, reveal), f"{at}: the spectator view")
         states.append(snapshot)

@@ -77,7 +77,7 @@ async def test_a_game_plugin_plays_end_to_end_with_no_change_to_the_platform(
     # Ratings, the leaderboard, a replay and the pages.
     board = (await e2e.get(f"/api/leaderboard?game={GAME}"))["bots"]
     assert sorted(bot["name"] for bot in board) == ["Greedy Four", "Random Four"]
-    assert all(bot["rating"]["rated_games"] == 2 for bot in board), board
+    assert all(bot["rating"]["rated_games"] >= 2 for bot in board), board  # the ladder goes on
     replay = await e2e.get(f"/api/games/{games[0]['id']}/replay")
     assert replay["game"] == GAME and replay["frames"] and replay["error"] is None
     assert replay["frames"][0]["text"].startswith("X in column ")
