@@ -3,12 +3,14 @@ an empty value included."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
 from aiohttp.test_utils import make_mocked_request
 
 from merknera.web.query import MAX_ID, BadQueryError, ChoiceParam, IntParam
+from tests.conftest import ArenaFactory
 
 LIMIT = IntParam("limit", "At most this many", high=500, default=50)
 AFTER = IntParam("after", "After this", low=0)
@@ -69,3 +71,21 @@ def test_the_document_states_the_same_bounds_and_choices() -> None:
     assert NEEDED.parameter()["required"] is True
     assert GAME.parameter()["schema"] == {"type": "string", "enum": ["KALAHA", "TICTACTOE"]}
     assert STATES.parameter()["schema"]["default"] == "delta"
+
+
+async def test_a_value_quoted_back_is_ascii_json_whatever_bytes_came(
+        make_arena: ArenaFactory) -> None:
+    """aiohttp decodes a header's odd bytes to lone surrogates; an error quoting one back
+    was a 500 (UTF-8 cannot carry it) until error bodies became ASCII JSON."""
+    arena = await make_arena()
+    reader, writer = await asyncio.open_connection(arena.client.host, arena.client.port)
+    writer.write(b"GET /api/games/1/live HTTP/1.1\r\nHost: x\r\n"
+                 b"Last-Event-ID: \xc2\x84\xff\r\nConnection: close\r\n\r\n")
+    await writer.drain()
+    answer = await reader.read()
+    writer.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.split()[1] == b"400", answer
+    assert body.isascii(), body
+    assert json.loads(body)["error"].startswith(
+        "the Last-Event-ID header must be a move number, got "), body
