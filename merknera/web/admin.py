@@ -8,7 +8,6 @@ changes.
 from __future__ import annotations
 
 import hmac
-import json
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -18,6 +17,7 @@ from merknera.games import JSON, REGISTRY
 from merknera.guard import GUARD_KEY
 from merknera.scheduler.tournaments import FORMATS, EntrantsError
 from merknera.web.params import bearer_token, json_integer, whole_number
+from merknera.web.query import error_text
 
 
 class AdminOps(Protocol):
@@ -48,7 +48,7 @@ routes = web.RouteTableDef()
 
 
 def _error(kind: type[web.HTTPError], message: str, **headers: str) -> web.HTTPError:
-    return kind(text=json.dumps({"error": message}), content_type="application/json",
+    return kind(text=error_text(message), content_type="application/json",
                 headers=headers or None)
 
 

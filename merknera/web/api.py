@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +33,7 @@ from merknera.store.results import (
 from merknera.web import replay, views
 from merknera.web.admin import OPS_KEY, is_admin_token
 from merknera.web.params import bearer_token, whole_number
-from merknera.web.query import FLAG, ChoiceParam, IntParam
+from merknera.web.query import FLAG, ChoiceParam, IntParam, error_text
 
 DB_KEY: web.AppKey[Callable[[], Database]] = web.AppKey("database")
 """How handlers reach the store: set once when the app is built, before the store opens."""
@@ -49,14 +48,8 @@ REPLAYS_KEY: web.AppKey[replay.ReplayCache] = web.AppKey("replays", replay.Repla
 routes = web.RouteTableDef()
 
 
-def _json(value: Any) -> str:
-    # ASCII: a value quoted back may hold a lone surrogate (aiohttp decodes odd bytes of a
-    # path or header so), which UTF-8 cannot carry; \u escapes can.
-    return json.dumps(value)
-
-
 def _not_found(message: str) -> web.HTTPNotFound:
-    return web.HTTPNotFound(text=_json({"error": message}), content_type="application/json")
+    return web.HTTPNotFound(text=error_text(message), content_type="application/json")
 
 
 # The query parameters, each read by its handler and described by the OpenAPI document
@@ -115,7 +108,7 @@ async def bot_log(request: web.Request) -> web.Response:
     bot_id = _path_id(request)
     if not bearer_token(request):
         raise web.HTTPUnauthorized(
-            text=_json({"error": "send your token as Authorization: Bearer <token>"}),
+            text=error_text("send your token as Authorization: Bearer <token>"),
             content_type="application/json", headers={"WWW-Authenticate": "Bearer"})
     # The token first: a wrong one learns nothing, not even whether the bot exists.
     viewer = await _viewer(request, refusal="only the bot's owner may read its log")
@@ -124,7 +117,7 @@ async def bot_log(request: web.Request) -> web.Response:
     if bot is None:
         raise _not_found(f"no bot with id {bot_id}")
     if viewer.user_id != bot.user_id:
-        raise web.HTTPForbidden(text=_json({"error": "only the bot's owner may read its log"}),
+        raise web.HTTPForbidden(text=error_text("only the bot's owner may read its log"),
                                 content_type="application/json")
     limit = LOG_LIMIT.read(request)
     assert limit is not None
@@ -178,7 +171,7 @@ async def _viewer(request: web.Request,
 
     viewer = await request.app[GUARD_KEY].verify_token(request, token, lookup)
     if viewer is None:
-        raise web.HTTPForbidden(text=_json({"error": refusal}), content_type="application/json")
+        raise web.HTTPForbidden(text=error_text(refusal), content_type="application/json")
     return viewer
 
 

@@ -59,7 +59,7 @@ from merknera.protocol.bot_protocols import BotProtocol
 from merknera.seats.polled import PolledSeat
 from merknera.store.results import game_summary
 from merknera.web.params import json_integer
-from merknera.web.query import FLAG, ChoiceParam
+from merknera.web.query import FLAG, ChoiceParam, error_text
 from merknera.web.site import CSP
 
 TABLES_KEY: web.AppKey[Callable[[], Tables]] = web.AppKey("tables")
@@ -97,8 +97,7 @@ class _Refusal(web.HTTPError):
     def __init__(self, status: int, message: str, headers: dict[str, str] | None = None
                  ) -> None:
         self.status_code = status
-        # ASCII: a message may quote a lone surrogate back (see merknera.web.query).
-        super().__init__(text=json.dumps({"error": message}),
+        super().__init__(text=error_text(message),
                          content_type="application/json", headers=headers)
 
 

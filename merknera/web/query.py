@@ -29,12 +29,15 @@ class BadQueryError(web.HTTPBadRequest):
     """A query parameter (or a request's body) with an unusable value."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(text=_error(message), content_type="application/json")
+        super().__init__(text=error_text(message), content_type="application/json")
 
 
-def _error(message: str) -> str:
-    # ASCII: a value quoted back may hold a lone surrogate (aiohttp decodes odd bytes of a
-    # header or query so), which UTF-8 cannot carry; \u escapes can.
+def error_text(message: str) -> str:
+    """The JSON API's error body, ``{"error": message}``, for every refusal of it.
+
+    ASCII: a message may quote a value back that holds a lone surrogate (aiohttp decodes
+    odd bytes of a path, query or header so), which UTF-8 cannot carry; JSON's escapes can.
+    """
     return json.dumps({"error": message})
 
 

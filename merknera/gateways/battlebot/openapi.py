@@ -45,11 +45,6 @@ def _refusals(*statuses: int) -> JSONSchema:
     return _described(_WHY, _ERROR, statuses)
 
 
-def _json(status: int, description: str, schema: JSONSchema,
-          links: JSONSchema | None = None) -> JSONSchema:
-    return answer(status, description, schema, links=links)
-
-
 DOCUMENT = document(
     "Merknera: the Battlebot listener",
     "Battlebot's HTTP routes, for its clients unchanged; its bots play over the WebSocket "
@@ -69,14 +64,14 @@ DOCUMENT = document(
                                "additionalProperties": False, "properties": {
                                    "bot_id": {"type": "string"},
                                    "owner": {"type": "string"}}}}}},
-                "responses": {**_json(201, "Registered", {
+                "responses": {**answer(201, "Registered", {
                     "type": "object", "required": ["game", "bot_id", "pass_hash"],
                     "properties": {"game": {"type": "string"}, "bot_id": {"type": "string"},
                                    "pass_hash": {"type": "string"}}}),
                     **_refusals(400, 413, 429)}},
             "get": {
                 "operationId": "bots", "summary": "The game's bots", "parameters": [_GAME_PATH],
-                "responses": {**_json(200, "The bots", {"type": "array", "items": {
+                "responses": {**answer(200, "The bots", {"type": "array", "items": {
                     "type": "object", "required": ["bot_id", "owner", "date_registered"],
                     "properties": {"bot_id": {"type": "string"}, "owner": {"type": "string"},
                                    "date_registered": {"type": "string"}}}}),
@@ -84,7 +79,7 @@ DOCUMENT = document(
         "/games/{game}": {"get": {
             "operationId": "games", "summary": "The game's last finished games, newest first",
             "parameters": [_GAME_PATH],
-            "responses": {**_json(200, "The games", {"type": "array", "items": _GAME}, {
+            "responses": {**answer(200, "The games", {"type": "array", "items": _GAME}, links={
                 "game": {"operationId": "game", "parameters": {
                     "game": "$request.path.game", "id": "$response.body#/0/_id"}}}),
                 **_refusals(400, 429)}}},
@@ -93,12 +88,12 @@ DOCUMENT = document(
             "parameters": [_GAME_PATH, {"name": "id", "in": "path", "required": True,
                                         "schema": {"type": "string",
                                                    "pattern": "^[0-9]{1,18}$"}}],
-            "responses": {**_json(200, "The game", _GAME), **_refusals(400, 404, 429)}}},
+            "responses": {**answer(200, "The game", _GAME), **_refusals(400, 404, 429)}}},
         "/games/{game}/contests/{contest}": {"get": {
             "operationId": "contest", "summary": "A contest's table and games",
             "parameters": [_GAME_PATH, {"name": "contest", "in": "path", "required": True,
                                         "schema": {"type": "string"}}],
-            "responses": {**_json(200, "The table (3 points a win, 1 a draw)", {
+            "responses": {**answer(200, "The table (3 points a win, 1 a draw)", {
                 "type": "object", "required": ["bots", "games"], "properties": {
                     "bots": {"type": "array", "items": {
                         "type": "object",
@@ -117,12 +112,12 @@ DOCUMENT = document(
                     "query": {"type": "string"},
                     "variables": {"type": ["object", "null"]},
                     "operationName": {"type": ["string", "null"]}}}}}},
-            "responses": {**_json(200, "GraphQL's answer: data, or errors", {
+            "responses": {**answer(200, "GraphQL's answer: data, or errors", {
                 "type": "object", "properties": {"data": {"type": ["object", "null"]},
                                                  "errors": {"type": "array"}}}),
                 **_refusals(400, 413, 429)}}},
         DOCUMENT_PATH: {"get": {
             "operationId": "document", "summary": "This document",
-            "responses": {**_json(200, "OpenAPI 3.1", {"type": "object"}),
+            "responses": {**answer(200, "OpenAPI 3.1", {"type": "object"}),
                           **_refusals(429)}}},
     })

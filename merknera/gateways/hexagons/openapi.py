@@ -60,11 +60,6 @@ def _refusals(*statuses: int) -> JSONSchema:
     return _described(_WHY, {"type": "string"}, statuses, media_type="text/plain")
 
 
-def _json(description: str, schema: JSONSchema, headers: JSONSchema | None = None,
-          links: JSONSchema | None = None) -> JSONSchema:
-    return answer(200, description, schema, headers=headers, links=links)
-
-
 def _body(schema: JSONSchema, required: bool = True) -> JSONSchema:
     return {"required": required, "content": {"application/json": {"schema": schema}}}
 
@@ -84,7 +79,7 @@ DOCUMENT = document(
     "platform's hexagons listener.", {
         "/": {
             "get": {"operationId": "games", "summary": "Every game known, with its state",
-                    "responses": {**_json("The games", {"type": "array", "items": {
+                    "responses": {**answer(200, "The games", {"type": "array", "items": {
                         "type": "object", "required": ["id", "state"], "properties": {
                             "id": {"type": "string"}, "state": _STATE}}}, links=_SEE_GAME),
                         **_refusals(429)}},
@@ -106,14 +101,14 @@ DOCUMENT = document(
                                               "since that observer's last answer)",
             "parameters": [_ID, {"name": OBSERVER_TOKEN, "in": "header", "required": False,
                                  "schema": {"type": "string"}}],
-            "responses": {**_json("The game", {"anyOf": [_GAME, _DELTA]}),
+            "responses": {**answer(200, "The game", {"anyOf": [_GAME, _DELTA]}),
                           **_refusals(404, 429)}}},
         "/{id}/players": {"post": {
             "operationId": "join", "summary": "Join; held until the player's first turn",
             "parameters": [_ID],
             "requestBody": _body({"type": "object", "required": ["name"], "properties": {
                 "name": {"type": "string", "pattern": r"\S"}}}),
-            "responses": {**_json("The game", _GAME, _TOKEN_HEADER),
+            "responses": {**answer(200, "The game", _GAME, headers=_TOKEN_HEADER),
                           **_refusals(403, 404, 410, 413, 429, 503)}}},
         "/{id}/moves": {"post": {
             "operationId": "move", "summary": "A move, with the turn token; held until the "
@@ -122,7 +117,7 @@ DOCUMENT = document(
                                  "schema": {"type": "string"}}],
             "requestBody": _body({"type": "array", "items": _POINT, "minItems": 2,
                                   "maxItems": 2}),
-            "responses": {**_json("What changed", _DELTA, _TOKEN_HEADER),
+            "responses": {**answer(200, "What changed", _DELTA, headers=_TOKEN_HEADER),
                           **_refusals(403, 404, 410, 413, 429)}}},
         "/{id}/observers": {"post": {
             "operationId": "observe", "summary": "Watch: the game, then a delta after every "
@@ -138,5 +133,5 @@ DOCUMENT = document(
                           **_refusals(403, 404, 413, 429, 503)}}},
         DOCUMENT_PATH: {"get": {
             "operationId": "document", "summary": "This document",
-            "responses": {**_json("OpenAPI 3.1", {"type": "object"}), **_refusals(429)}}},
+            "responses": {**answer(200, "OpenAPI 3.1", {"type": "object"}), **_refusals(429)}}},
     })
