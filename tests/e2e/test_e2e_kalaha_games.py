@@ -107,8 +107,13 @@ async def test_a_hot_seat_game_to_the_end_is_an_unrated_platform_game(e2e: E2E) 
     # The finished board, rebuilt from the store.
     assert await again.view(board) == state
     refusal(await again.put(board, 0, "ONE"), 400, "Game is over", f"/api/boards/{board}")
-    # The half-played one ended without a result when the platform stopped.
-    shown = await again.view(half)
+    # The half-played one ends without a result: the restarted platform's runner, resuming
+    # it, finds its players gone (a moment after the restart, under load).
+    async def ended() -> tuple[dict[str, Any] | None, str]:
+        seen = await again.view(half)
+        return (seen if seen["gameOver"] else None), f"{seen}"
+
+    shown = await e2e.wait_until("the half-played board to end", ended)
     assert shown == {**half_state, "gameOver": True, "winner": None}, shown
     refusal(await again.put(half, 0, "TWO"), 400, "Game is over", f"/api/boards/{half}")
     aborted = game_of(e2e, half)
