@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 import string
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -119,20 +119,31 @@ class TileSet:
         return sum(points[tile] for tile in tiles)
 
 
-@dataclass(frozen=True)
 class Lexicon:
-    """The words that may be formed, upper-case.  Membership is a set lookup."""
+    """The words that may be formed, upper-case.  Membership is a hash lookup."""
 
-    words: frozenset[str]
+    __slots__ = ("_words",)
+
+    def __init__(self, words: Iterable[str]) -> None:
+        # A dict of str keys and None values, not a frozenset: CPython's collector does not
+        # track such a dict, while it walks every member of a set in each collection that
+        # holds it.  A standard dictionary is 113,688 words: as a frozenset it cost every
+        # full collection a walk of them all (and each young one, while it was new).
+        self._words = dict.fromkeys(words)
+
+    @property
+    def words(self) -> Collection[str]:
+        """The words (a read-only view)."""
+        return self._words.keys()
 
     def __contains__(self, word: object) -> bool:
-        return word in self.words
+        return word in self._words
 
     def __len__(self) -> int:
-        return len(self.words)
+        return len(self._words)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.words)
+        return iter(self._words)
 
 
 def parse_gameboard(data: bytes) -> BoardLayout:
@@ -207,10 +218,10 @@ def parse_dictionary(data: bytes) -> Lexicon:
     if not _WORDS.fullmatch(data):
         bad = next(line for line in data.splitlines() if not _WORDS.fullmatch(line))
         raise ValueError(f"dictionary: a line is not a word of letters A-Z: {bad[:40]!r}")
-    words = frozenset(data.decode("ascii").upper().split())
-    if not words:
+    lexicon = Lexicon(data.decode("ascii").upper().split())
+    if not lexicon:
         raise ValueError("dictionary: no words")
-    return Lexicon(words)
+    return lexicon
 
 
 def _json_object(data: bytes, name: str) -> dict[str, Any]:
