@@ -10,6 +10,8 @@ from typing import cast
 
 import httptools
 
+from merknera import stalls
+
 MAX_HEAD = 64 * 1024
 """Bytes of status line and headers accepted before a reply counts as not HTTP."""
 
@@ -84,6 +86,8 @@ class Connection(asyncio.Protocol):
         pool has it whole, until its end is seen once)."""
         self.closed = False
         self._timer: asyncio.TimerHandle | None = None
+        self._rechecks = 0
+        """Checks for the reply made again after the platform's own stalls."""
         self._stopped: HttpError | None = None
         """Why a callback stopped the parser."""
 
@@ -196,11 +200,19 @@ class Connection(asyncio.Protocol):
         # A timer of the connection's own, not asyncio.timeout around the await: the same
         # deadline for a fraction of the cost, on the path every move takes.
         self._timer = loop.call_at(deadline, self._expire)
+        self._rechecks = 0
         self.transport.write(data)
         return self._waiter
 
     def _expire(self) -> None:
-        self._timer = None
+        timer, self._timer = self._timer, None
+        if timer is not None:
+            loop = asyncio.get_running_loop()
+            again = stalls.recheck_at(timer.when(), loop.time(), self._rechecks)
+            if again is not None:
+                self._rechecks += 1
+                self._timer = loop.call_at(again, self._expire)
+                return
         self._fail(TimeoutError())
 
     def _reset(self) -> None:

@@ -119,7 +119,8 @@ class ConnectionPool:
         to ``origin`` on a kept-alive connection or a new one, and read the whole reply
         by ``deadline`` (the running loop's clock).
 
-        :raises TimeoutError: at the deadline.
+        :raises TimeoutError: at the deadline (a little later after a stall of the
+            platform's own, once what came meanwhile is read: :mod:`merknera.stalls`).
         :raises HttpError: if there is no whole reply (with ``ConnectError``'s
             ``os_error`` the OS's reason, for the caller to tell the platform's own
             shortage of descriptors from a bot that cannot be reached).

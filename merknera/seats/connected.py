@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from merknera import stalls
 from merknera.botclient import CallResult, Fault
 from merknera.games import JSON, JSONObject
 from merknera.protocol.excerpt import excerpt
@@ -144,15 +145,21 @@ async def next_turn(seating: Seating, closed: asyncio.Event, limit: float,
         return _fault(message, FaultKind.ILLEGAL_MOVE,
                       "sent a turn while it was not its turn: "
                       f"{excerpt(message.text or message.problem or '')}")
+    due, rechecks = seating.deadline, 0  # when the next look is due
     while not seating.inbox:
-        remaining = seating.deadline - time.monotonic()
+        now = time.monotonic()
+        due = max(due, seating.deadline)  # (a hexagons room's delay moves the deadline on)
         if closed.is_set():
             return gone(name)
-        if remaining <= 0:
-            return CallResult(NOTHING_SENT, fault=Fault(
-                FaultKind.TIMEOUT, f"no valid turn within {limit:g} s of the last valid "
-                                   "update (invalid turns do not restart the clock)"),
-                              latency=time.monotonic() - started)
+        if now >= due:
+            again = stalls.recheck_at(due, now, rechecks)
+            if again is None:
+                return CallResult(NOTHING_SENT, fault=Fault(
+                    FaultKind.TIMEOUT, f"no valid turn within {limit:g} s of the last valid "
+                                       "update (invalid turns do not restart the clock)"),
+                                  latency=now - started)
+            due, rechecks = again, rechecks + 1
+        remaining = due - now
         seating.arrived.clear()
         waits = [asyncio.ensure_future(seating.arrived.wait()),
                  asyncio.ensure_future(closed.wait())]

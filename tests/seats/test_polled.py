@@ -4,6 +4,8 @@ what the runner gets for it, how its requests wait, and how a seat ends."""
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Callable
 
 import pytest
 
@@ -78,6 +80,36 @@ async def test_a_client_that_never_moves_runs_out_of_time() -> None:
     await show(transport, bot, 0, to_move=True)
     turn = await transport.ask(bot, GAME, move_call(0), 30.0)
     assert turn.fault is not None and turn.fault.kind is FaultKind.TIMEOUT
+
+
+def stall_then(seconds: float, deliver: Callable[[], object], turns: int) -> None:
+    """Block the loop for ``seconds`` (the platform's own stall), then ``deliver`` a move
+    ``turns`` loop turns later, as a socket reader hands on what it read during the stall."""
+    time.sleep(seconds)
+    loop = asyncio.get_running_loop()
+
+    def step(left: int) -> None:
+        if left:
+            loop.call_soon(step, left - 1)
+        else:
+            deliver()
+
+    step(turns)
+
+
+@pytest.mark.parametrize(("sent", "taken"), [(True, True), (False, False)])
+async def test_a_stall_of_the_platform_is_not_the_clients_lateness(sent: bool,
+                                                                  taken: bool) -> None:
+    """The loop blocks past the turn's deadline: the move that came meanwhile is read and
+    taken (it is checked again once the loop has run); without one, the turn times out."""
+    transport, bot, seat = await held(limit=0.1)
+    await show(transport, bot, 0, to_move=True)
+    loop = asyncio.get_running_loop()
+    deliver = (lambda: seat.send({"position": 4}, "4")) if sent else (lambda: None)
+    loop.call_later(0.02, stall_then, 0.2, deliver, 3)
+    turn = await transport.ask(bot, GAME, move_call(0), 30.0)
+    assert (turn.result == {"position": 4}) is taken
+    assert (turn.fault is not None and turn.fault.kind is FaultKind.TIMEOUT) is not taken
 
 
 async def test_a_request_waits_for_the_seats_next_move_not_for_the_others() -> None:
