@@ -223,6 +223,9 @@ async def test_opponents_that_cannot_play_are_refused(e2e: E2E) -> None:
          409, offline(ttt_id), False),
         ("not an id", b'{"opponent": "kalaha-one"}', 400, "opponent must be a bot's id", True),
         ("a boolean", b'{"opponent": true}', 400, "opponent must be a bot's id", True),
+        ("a fraction", b'{"opponent": 1.5}', 400, "opponent must be a bot's id", True),
+        # JSON Schema's integer, as the document says: a whole number written 999999.0
+        ("a whole float", b'{"opponent": 999999.0}', 409, offline(999_999), False),
         ("an empty name", json.dumps({"opponent": kalaha_id, "name": " "}).encode(), 400,
          "name must be a non-empty string", True),
         ("anonymous by name", json.dumps({"opponent": kalaha_id, "name": "Anonymous"}).encode(),

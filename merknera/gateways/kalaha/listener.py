@@ -51,6 +51,7 @@ from merknera.gateways.tables import Table, Tables
 from merknera.guard import Guard
 from merknera.guard.bodies import BodyError
 from merknera.seats.polled import PolledSeat
+from merknera.web.params import json_integer
 
 GAME = "KALAHA"
 MAX_BODY = 4096
@@ -213,8 +214,8 @@ def _opponent_request(body: bytes) -> tuple[int | None, str | None]:
         raise ApiError(400, f"JSON parse error: {exc}") from None
     if not isinstance(value, dict) or value.get("opponent") is None:
         return None, None
-    opponent, name = value.get("opponent"), value.get("name")
-    if isinstance(opponent, bool) or not isinstance(opponent, int):
+    opponent, name = json_integer(value.get("opponent")), value.get("name")
+    if opponent is None:
         raise ApiError(400, "opponent must be a bot's id (an integer)")
     if name is not None and (not isinstance(name, str) or not name.strip()):
         raise ApiError(400, "name must be a non-empty string, or left out to play "
