@@ -4,10 +4,12 @@ A timeout forfeits a game (PROTOCOL.md section 3), so it must be the bot's.  The
 looks for a pending reply when the reply's timer fires; if its event loop was busy then (a
 long callback, a full collection, a machine that did not give it the CPU), the timer fires
 late, and a reply that came in time may still sit unread in a socket buffer or a reader's
-queue.  uvloop runs due timers before it polls for input, so there the timer would always
-win.  So a check that comes more than :data:`STALL` after it was due is made again
-:data:`RECHECK` later, once the loop has read what arrived: at most :data:`RECHECKS` times
-for one reply, so that a loop late at every turn still judges every bot.
+queue.  uvloop runs the timers that fell due before it polls for input again, so after a
+stall in an I/O callback the timer would win there; a reader task that hands a message on
+loses to it on either loop.  So a check that comes more than :data:`STALL` after it was
+due is made again :data:`RECHECK` later, once the loop has read what arrived: at most
+:data:`RECHECKS` times for one reply, so that a loop late at every turn still judges every
+bot.
 """
 
 from __future__ import annotations
