@@ -1,130 +1,32 @@
 """The bot client's HTTP/1.1 wire (merknera.http1) against real sockets that answer with
 scripted bytes: kept-alive connections, the bound on connections, replies of every framing,
-deadlines, names and TLS; each test on asyncio's loop and on uvloop (see conftest.py)."""
+names and TLS (deadlines are in test_deadlines.py); each test on asyncio's loop and on
+uvloop (see conftest.py)."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import socket
 import ssl
-import threading
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 
 from merknera import http1
 from tests.battlebot_support import throwaway_ca
-
-Script = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
-HEAD = b"POST /rpc HTTP/1.1\r\nHost: test\r\nContent-Length: 2\r\n\r\n"
-
-
-@dataclass
-class Server:
-    """A TCP server running a script per connection; counts connections."""
-
-    port: int
-    connections: int = 0
-    open_now: int = 0
-    most_open: int = 0
-    closed: list[bool] = field(default_factory=list)
-    """Per connection ended: whether the client had closed it (read hit the end)."""
-
-
-@pytest.fixture
-async def serve(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[Server]]]:
-    servers: list[asyncio.Server] = []
-
-    async def start(script: Script, tls: ssl.SSLContext | None = None) -> Server:
-        found = Server(0)
-
-        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            found.connections += 1
-            found.open_now += 1
-            found.most_open = max(found.most_open, found.open_now)
-            try:
-                await script(reader, writer)
-            except (ConnectionError, asyncio.IncompleteReadError):
-                pass
-            finally:
-                found.open_now -= 1
-                writer.close()
-
-        server = await asyncio.start_server(handle, "127.0.0.1", 0, ssl=tls)
-        servers.append(server)
-        found.port = server.sockets[0].getsockname()[1]
-        return found
-
-    yield start
-    for server in servers:
-        server.close()
-        await server.wait_closed()
-
-
-async def read_request(reader: asyncio.StreamReader) -> bytes:
-    head = await reader.readuntil(b"\r\n\r\n")
-    length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                   if line.lower().startswith(b"content-length")), 0)
-    return await reader.readexactly(length)
-
-
-def reply(body: bytes = b"ok", extra: bytes = b"") -> bytes:
-    return b"HTTP/1.1 200 OK\r\n" + extra + f"Content-Length: {len(body)}\r\n\r\n".encode() + body
-
-
-def answering(*replies: bytes, then_close: bool = False) -> Script:
-    """A script that reads one request per reply and writes it."""
-    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        for answer in replies:
-            await read_request(reader)
-            writer.write(answer)
-            await writer.drain()
-        if not then_close:
-            await reader.read()  # until the client closes
-    return script
-
-
-def held_until(release: asyncio.Event) -> Script:
-    """A script that reads a request and answers it (then closes) once ``release`` is set."""
-    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
-        await release.wait()
-        writer.write(reply(b"done", b"Connection: close\r\n"))
-        await writer.drain()
-    return script
-
-
-class CountingResolver:
-    """Resolves every name to loopback, counting lookups."""
-
-    def __init__(self) -> None:
-        self.lookups = 0
-
-    async def resolve(self, host: str, port: int = 0,
-                      family: socket.AddressFamily = socket.AF_INET
-                      ) -> Sequence[Mapping[str, object]]:
-        self.lookups += 1
-        if host.endswith(".invalid"):
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        return [{"hostname": host, "host": "127.0.0.1", "port": port,
-                 "family": socket.AF_INET, "proto": 0, "flags": 0}]
-
-
-def pool(limit: int = 8, resolver: CountingResolver | None = None,
-         context: ssl.SSLContext | None = None) -> http1.ConnectionPool:
-    return http1.ConnectionPool(limit, 1.0, resolver or CountingResolver(), context)
-
-
-def at(port: int, host: str = "127.0.0.1", tls: bool = False) -> http1.Origin:
-    return http1.Origin.of(f"{'https' if tls else 'http'}://{host}:{port}/rpc")
-
-
-def soon(seconds: float = 2.0) -> float:
-    return asyncio.get_running_loop().time() + seconds
+from tests.http1.support import (
+    HEAD,
+    CountingResolver,
+    Server,
+    answering,
+    at,
+    held_until,
+    pool,
+    read_request,
+    reply,
+    soon,
+)
 
 
 @pytest.mark.parametrize(("url", "tls", "host", "port", "host_header", "target"), [
@@ -281,91 +183,6 @@ async def test_a_kept_connection_the_server_closed_is_not_used_again(
         assert client.open_connections == 0
         await client.request(at(server.port), HEAD, b"{}", 100, soon())
     assert server.connections == 2
-
-
-async def test_the_deadline_ends_the_request_and_its_connection(
-        serve: Callable[..., Awaitable[Server]]) -> None:
-    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
-        writer.write(b"HTTP/1.1 200 OK\r\n")
-        await writer.drain()
-        server.closed.append(await reader.read() == b"")
-
-    server = await serve(script)
-    async with pool() as client:
-        with pytest.raises(TimeoutError):
-            await client.request(at(server.port), HEAD, b"{}", 100, soon(0.2))
-        await asyncio.sleep(0.05)
-        assert client.open_connections == 0
-    assert server.closed == [True]
-
-
-@dataclass
-class Stall(asyncio.Protocol):
-    """Blocks the loop for ``seconds`` inside an I/O callback (where a long callback or a
-    full collection in the platform would), setting ``began`` first."""
-
-    seconds: float
-    began: threading.Event = field(default_factory=threading.Event)
-
-    def data_received(self, data: bytes) -> None:
-        self.began.set()
-        time.sleep(self.seconds)
-
-
-@contextlib.contextmanager
-def threaded_server(answer: bool, when: threading.Event
-                    ) -> Iterator[tuple[int, threading.Event, threading.Event]]:
-    """A server on a thread of its own (it goes on while the test's loop is blocked): it
-    reads one request and sets ``received``; once ``when`` is set it answers (if
-    ``answer``); it closes the connection when the test sets ``finished``."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    received, finished = threading.Event(), threading.Event()
-
-    def serve_one() -> None:
-        connection, _ = listener.accept()
-        with connection:
-            data = b""
-            while not data.endswith(b"{}"):
-                data += connection.recv(4096)
-            received.set()
-            when.wait(5)
-            if answer:
-                connection.sendall(reply(b"in time"))
-            finished.wait(5)
-
-    thread = threading.Thread(target=serve_one, daemon=True)
-    thread.start()
-    try:
-        yield listener.getsockname()[1], received, finished
-    finally:
-        finished.set()
-        listener.close()
-        thread.join(5)
-
-
-@pytest.mark.parametrize("answer", [True, False])
-async def test_a_reply_that_came_while_the_loop_stalled_is_in_time(answer: bool) -> None:
-    """The loop blocks past the deadline (the platform's own stall) while the reply comes
-    and sits unread in the socket: it is read and taken, not timed out (uvloop runs due
-    timers before it polls again); a reply that never came still times out."""
-    stall = Stall(0.4)
-    ours, theirs = socket.socketpair()
-    with theirs, threaded_server(answer, stall.began) as (port, received, finished):
-        transport, _ = await asyncio.get_running_loop().create_connection(
-            lambda: stall, sock=ours)
-        async with pool() as client:
-            request = asyncio.ensure_future(
-                client.request(at(port), HEAD, b"{}", 100, soon(0.2)))
-            assert await asyncio.to_thread(received.wait, 5)
-            theirs.send(b"stall")
-            if answer:
-                assert (await request).body == b"in time"
-            else:
-                with pytest.raises(TimeoutError):
-                    await request
-            finished.set()
-        transport.close()
 
 
 async def test_connections_stay_within_the_limit_and_waiters_get_the_freed_room(
