@@ -44,6 +44,9 @@ bench: $(STAMP)
 	$(PY) bench/kalaha_bot.py
 	$(PY) bench/ladder.py
 	$(PY) bench/siege.py
+	$(PY) bench/costly_requests.py
+	$(PY) bench/replay_load.py
+	$(PY) bench/hexagons_observers.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info

@@ -58,6 +58,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 LISTENING = re.compile(r"^Merknera listening on (http://\S+) ")
 READY = re.compile(r"^READY (\d+) (.+)$")
+ADMIN_TOKEN = "bench-admin-token"
+"""The nodes' admin token: GET /api/nodes lists the nodes to the admin only."""
 TICK = os.sysconf("SC_CLK_TCK")
 START_SECONDS = 60.0
 """How long a node may take to listen, or a bot to register, at most."""
@@ -209,7 +211,10 @@ class Store:
 
 
 def get_json(url: str) -> Any:
-    with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310 (our node)
+    """GET ``url`` as the admin; its JSON."""
+    headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    request = urllib.request.Request(url, headers=headers)  # noqa: S310 (our node)
+    with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 (our node)
         return json.load(response)
 
 
@@ -282,6 +287,7 @@ def node_options(options: argparse.Namespace) -> list[str]:
     bots = str(options.bots)
     return [
         "--host", "127.0.0.1", "--port", "0", "--log-level", "WARNING",
+        "--admin-token", ADMIN_TOKEN,
         "--ladder", "true", "--ladder-interval", str(options.ladder_interval),
         "--concurrency", str(options.concurrency),
         "--max-games-per-bot", str(options.max_games_per_bot),

@@ -21,10 +21,10 @@ from merknera.gateways.battlebot import BattlebotGateway
 from merknera.gateways.hexagons import HexagonsGateway
 from merknera.gateways.kalaha import KalahaGateway
 from merknera.gateways.tables import Tables
-from merknera.guard import GUARD_KEY, Guard, limits
+from merknera.guard import GUARD_KEY, Guard, crosssite, limits
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.relay import EventRelay
-from merknera.rpc import RpcService
+from merknera.rpc import RpcService, refusal
 from merknera.scheduler.arena import Arena, Notifier
 from merknera.scheduler.coordinator import Coordinator, Duty
 from merknera.scheduler.core import Scheduler
@@ -40,7 +40,9 @@ from merknera.seats import JsonRpcTransport, Seats, SquelchRestTransport
 from merknera.seats.polled import PolledTransport
 from merknera.store import Database, ratings
 from merknera.store.postgres import redacted
-from merknera.web import admin, api, live, nodes, openapi, pages, play, replay, site
+from merknera.web import admin, api, live, nodes, openapi, pages, play, site
+from merknera.web.replays import Replays
+from merknera.work import Work
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +55,11 @@ class Platform:
         self.events = EventBus()
         self.guard = Guard(config)
         """The per-client limits of every listener."""
+        self.work = Work(per_client=self.config.max_heavy_per_client)
+        """Where answers that cost more than a few milliseconds of CPU are made, off the
+        event loop and bounded (replays, game logs, stored gateway games)."""
+        self.replays = Replays(self.work)
+        """The games' replays, shared by every request and live stream."""
         self.budget: limits.DescriptorBudget
         """How the open-files limit is shared out (set by :meth:`start`)."""
         self.assets: AssetStore
@@ -170,7 +177,7 @@ class Platform:
         self.discipline = Discipline(self._scheduler)
         self.tournaments = Director(self._scheduler)
         self.battlebot.start(self._scheduler, self.discipline, self.guard)
-        self._tables = Tables(self._scheduler, self.guests)
+        self._tables = Tables(self._scheduler, self.guests, self.work, self.guard.auth)
         self.hexagons.start(self._tables, self.guard)
         self.kalaha.start(self._tables, self.guard)
         await presence.start(alone=alone)
@@ -238,6 +245,7 @@ class Platform:
                     await self.relay.stop()
                     self.relay = None
             finally:
+                self.work.close()
                 if db is not None:
                     await db.close()
 
@@ -288,14 +296,16 @@ def build_app(config: Config, platform: Platform | None = None) -> web.Applicati
     The platform starts with the application and stops with it (``cleanup_ctx``).
     """
     platform = platform or Platform(config)
-    app = web.Application(client_max_size=1024 * 1024,
-                          middlewares=[platform.guard.middleware])
+    app = web.Application(client_max_size=1024 * 1024, middlewares=[
+        platform.guard.middleware,
+        crosssite.middleware(_cross_site_rule, _cross_site_refusal)])
     app[PLATFORM_KEY] = platform
     app[GUARD_KEY] = platform.guard
     app[api.DB_KEY] = lambda: platform.db
     app[api.GAMES_KEY] = lambda: platform.games
     app[nodes.LEASES_KEY] = lambda: platform.leases
-    app[api.REPLAYS_KEY] = replay.ReplayCache()
+    app[api.REPLAYS_KEY] = platform.replays
+    app[api.WORK_KEY] = platform.work
     app[api.PUBLIC_URL_KEY] = config.public_url.rstrip("/")
     app[admin.OPS_KEY] = lambda: platform
     app[live.EVENTS_KEY] = platform.events
@@ -328,3 +338,21 @@ def build_app(config: Config, platform: Platform | None = None) -> web.Applicati
     app.router.add_routes(pages.routes)
     app.router.add_routes(play.routes)
     return app
+
+
+def _cross_site_rule(request: web.Request) -> crosssite.Body:
+    """What the main site's state-changing routes take: JSON (Merknera's bots post ``/rpc``
+    as ``application/json``, the play page its moves), or for the admin calls, whose body
+    is optional, no body either."""
+    if request.path.startswith("/api/admin/"):
+        return crosssite.Body.JSON_OR_NONE
+    return crosssite.Body.JSON
+
+
+def _cross_site_refusal(request: web.Request,
+                        refused: crosssite.CrossSiteRefusal) -> web.Response:
+    """A refusal of :mod:`merknera.guard.crosssite`: a JSON-RPC error on ``/rpc``, the
+    API's ``{"error"}`` elsewhere."""
+    if request.path == "/rpc":
+        return refusal(refused.status, refused.message)
+    return crosssite.json_refusal(request, refused)

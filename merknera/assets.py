@@ -14,6 +14,8 @@ changed file has a new hash and so a new URL.
 
 from __future__ import annotations
 
+import asyncio
+import gzip
 import hashlib
 import json
 from collections.abc import Mapping
@@ -162,6 +164,9 @@ class AssetStore:
         self.manifest = manifest
         self._contents = dict(contents)
         self._by_sha1 = {f.sha1: f for f in manifest.files.values()}
+        self._gzipped: dict[str, asyncio.Task[bytes]] = {}
+        """Each file compressed, by path: once, at its first request that accepts gzip
+        (compressing the dictionary costs far more than sending it)."""
 
     @classmethod
     def load(cls, directory: Path) -> AssetStore:
@@ -200,12 +205,38 @@ class AssetStore:
                    "X-Content-SHA256": found.sha256}
         if _matches(request.headers.get("If-None-Match", ""), found.sha1):
             return web.Response(status=304, headers=headers)
-        response = web.Response(body=self._contents[found.path], headers=headers,
-                                content_type=found.content_type.split(";")[0],
-                                charset="utf-8" if "charset" in found.content_type else None)
+        body = self._contents[found.path]
         if found.size > 1024:
-            response.enable_compression()  # only when the client accepts it
-        return response
+            headers["Vary"] = "Accept-Encoding"
+            if _accepts_gzip(request.headers.get("Accept-Encoding", "")):
+                headers["Content-Encoding"] = "gzip"
+                body = await self._gzip(found.path)
+        return web.Response(body=body, headers=headers,
+                            content_type=found.content_type.split(";")[0],
+                            charset="utf-8" if "charset" in found.content_type else None)
+
+    async def _gzip(self, path: str) -> bytes:
+        """The file at ``path`` gzipped, compressed off the event loop the first time."""
+        task = self._gzipped.get(path)
+        if task is None:
+            task = self._gzipped[path] = asyncio.ensure_future(asyncio.to_thread(
+                gzip.compress, self._contents[path], 6, mtime=0))
+        return await asyncio.shield(task)
+
+
+def _accepts_gzip(accept_encoding: str) -> bool:
+    """Whether an Accept-Encoding header accepts gzip (named, or ``*``, without q=0)."""
+    for item in accept_encoding.lower().split(","):
+        coding, _, parameter = item.partition(";")
+        if coding.strip() in ("gzip", "x-gzip", "*"):
+            name, _, quality = parameter.partition("=")
+            if name.strip() != "q":
+                return True
+            try:
+                return float(quality) > 0
+            except ValueError:
+                return False
+    return False
 
 
 def _matches(if_none_match: str, sha1: str) -> bool:

@@ -40,6 +40,12 @@ def _parser() -> argparse.ArgumentParser:
     token.add_argument("name")
     token.add_argument("--description", default="issued with merknera user token")
     add_config_arguments(token, keys=("db",))
+    guest = commands.add_parser("guest", help="the names guests play under")
+    guest_commands = guest.add_subparsers(dest="guest_command", required=True)
+    secret = guest_commands.add_parser(
+        "secret", help="bind a guest name to a new secret and print it (for its player)")
+    secret.add_argument("name")
+    add_config_arguments(secret, keys=("db",))
     assets = commands.add_parser("assets", help="check the game asset files")
     asset_commands = assets.add_subparsers(dest="assets_command", required=True)
     verify = asset_commands.add_parser(
@@ -154,6 +160,23 @@ async def _user_token(db_path: str, name: str, description: str) -> int:
     return 0
 
 
+async def _guest_secret(db_path: str, name: str) -> int:
+    from merknera.gateways.guests import GuestRefusedError, give_secret
+
+    db = await Database.open(db_path)
+    try:
+        secret = await give_secret(db, name)
+    except GuestRefusedError as exc:
+        print(f"merknera: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        await db.close()
+    print(f'The guest name "{name}" is bound to a new secret, which follows; it is shown only '
+          f"now. Its player plays as {name}#<secret> (or gives it as \"secret\"):")
+    print(secret)
+    return 0
+
+
 async def _db_migrate(db_path: str) -> int:
     before = await asyncio.to_thread(_schema_version, db_path)
     db = await Database.open(db_path)
@@ -265,6 +288,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return asyncio.run(tournament_cli.create(
                     config.db, args.game, args.format, args.rounds, args.bots, args.wait))
             return asyncio.run(tournament_cli.show(config.db, args.id))
+        if args.command == "guest":
+            return asyncio.run(_guest_secret(config.db, args.name))
         if args.user_command == "add":
             return asyncio.run(_user_add(config.db, args.name))
         return asyncio.run(_user_token(config.db, args.name, args.description))

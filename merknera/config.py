@@ -20,6 +20,7 @@ import os
 import re
 import tomllib
 import types
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,8 +141,18 @@ class Config:
     what the open-files limit allows)."""
     max_connections_per_client: int = 64
     """Connections one client address (an IPv6 /64) may hold open at once."""
+    max_streams: int = 256
+    """Live streams open at once on every listener together (server-sent events, the
+    hexagons observers' streams)."""
     max_streams_per_client: int = 8
-    """Live event streams one client address may hold open at once."""
+    """Live streams one client address may hold open at once."""
+    max_heavy_per_client: int = 8
+    """Answers that take the platform a while to make (a long game's replay, its calls'
+    bodies, a stored gateway game rebuilt) one client address may be waiting for at once
+    (:mod:`merknera.work`)."""
+    stream_send_timeout: float = 15.0
+    """Seconds a live stream's client has to take what it is sent; one that does not is
+    cut off (its connection reset)."""
     request_burst: int = 300
     """Requests one client address may send in a row..."""
     request_rate: float = 100.0
@@ -190,8 +201,12 @@ class Config:
     hexagons_join_wait: float = 120.0
     """Seconds a hexagons game waits for its players to join before it is dropped."""
     kalaha_port: int = 0
-    """Port of the Kalaha listener: the Kalaha board API (``/api/boards``), with CORS for
-    any origin (0 = no listener)."""
+    """Port of the Kalaha listener: the Kalaha board API (``/api/boards``), whose boards
+    any origin's pages may read (CORS) (0 = no listener)."""
+    kalaha_origins: tuple[str, ...] = ("http://localhost:4200",)
+    """Origins (``scheme://host[:port]``) of the front ends whose pages may create boards
+    and move on them at the Kalaha listener, besides the platform's own play page: by
+    default the original front end's (``kalaha-fe`` under ``ng serve``)."""
     person_turn_limit: float = 300.0
     """Seconds a person (a Kalaha board's player, a game in the browser) has for each
     move; one who takes longer loses on time."""
@@ -300,6 +315,29 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 """A URL (SQLite would make a folder of its scheme, ``mysql:``, and a file in it)."""
 
 
+def parse_origin(text: str) -> str | None:
+    """``text`` as a web origin (what a browser sends in ``Origin``), written one way
+    (``http://localhost:4200``; the port always given, the host in lower case), so that
+    two spellings of one origin compare equal; None for anything else (``null``, a path,
+    another scheme)."""
+    try:
+        parts = urllib.parse.urlsplit(text.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    host = parts.hostname
+    if (parts.scheme.lower() not in _DEFAULT_PORTS or not host or parts.username is not None
+            or parts.password is not None or parts.path not in ("", "/") or parts.query
+            or parts.fragment or text.strip().endswith(("?", "#"))):
+        return None
+    scheme = parts.scheme.lower()
+    shown = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{shown}:{port if port is not None else _DEFAULT_PORTS[scheme]}"
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
 def _validate(config: Config) -> Config:
     def need(ok: bool, key: str, why: str) -> None:
         if not ok:
@@ -339,17 +377,23 @@ def _validate(config: Config) -> Config:
          "must not be negative (0 = a quarter of concurrency)")
     for key in ("max_open_games_per_client", "max_open_games",
                 "registration_burst", "max_bots_per_user", "max_connections",
-                "max_connections_per_client", "max_streams_per_client", "request_burst",
+                "max_connections_per_client", "max_streams", "max_streams_per_client",
+                "max_heavy_per_client", "request_burst",
                 "auth_failure_burst"):
         need(getattr(config, key) >= 1, key, "must be at least 1")
     for key in ("registration_interval", "idle_timeout", "body_timeout", "request_rate",
-                "auth_failure_interval"):
+                "auth_failure_interval", "stream_send_timeout"):
         need(getattr(config, key) > 0, key, "must be greater than 0")
     need(bool(config.db), "db", "must name a file")
     need(config.log_level.upper() in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
          "log_level", "must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL")
     need(config.public_url == "" or config.public_url.startswith(("http://", "https://")),
          "public_url", "must start with http:// or https://")
+    for origin in config.kalaha_origins:
+        if parse_origin(origin) is None:
+            raise ConfigError(f"kalaha_origins: {origin!r} is not an origin (scheme://host"
+                              "[:port] with the scheme http or https, and nothing after, "
+                              "as a browser names a page's origin)")
     for net in config.allowed_networks:
         try:
             ipaddress.ip_network(net, strict=False)

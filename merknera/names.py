@@ -1,5 +1,9 @@
 """Bot names: what may be in one, and when two are the same name.
 
+Every name a bot or its owner is known by comes in through here, whatever the wire (``/rpc``,
+Battlebot's registrations, guests of the gateways and of the play page), so the same rules
+hold everywhere: at most :data:`LONGEST_NAME` characters, checked before anything else.
+
 A name is shown on every page, so a name that looks like another's is an impersonation:
 ``аlice`` with a Cyrillic ``а`` next to ``alice``, ``alice`` with a zero-width space, a
 right-to-left override that shows the name backwards.  So:
@@ -42,6 +46,9 @@ _SCRIPT_MIXES = (
 """Scripts that one name may mix (UTS #39's highly restrictive level)."""
 _SPACES = re.compile(r" +")
 
+LONGEST_NAME = 100
+"""Characters in a bot's or an owner's name, at most (what Merknera's registration took)."""
+
 
 class NameRefusedError(ValueError):
     """A name that may not be used, and why (a message for the bot's author)."""
@@ -73,11 +80,39 @@ def check_text(text: str, what: str) -> None:
                 "use letters, digits, punctuation and plain spaces")
 
 
+def check_name(raw: str, what: str) -> str:
+    """A name as given (spaces at the ends taken off): :func:`check_length`'s, and no
+    character :func:`check_text` refuses.
+
+    :raises NameRefusedError: saying what is wrong with it (``what``: "bot name",
+        "owner name").
+    """
+    text = check_length(raw, what)
+    check_text(text, what)
+    return text
+
+
+def check_length(raw: str, what: str) -> str:
+    """A name as given (spaces at the ends taken off), not empty and at most
+    :data:`LONGEST_NAME` characters: the one check even a name stored before the finer
+    rules passes (it is looked up, not made).
+
+    :raises NameRefusedError: saying what is wrong with it.
+    """
+    text = raw.strip(" ")
+    if not text:
+        raise NameRefusedError(f"The {what} is empty")
+    if len(text) > LONGEST_NAME:
+        raise NameRefusedError(f"The {what} is {len(text)} characters long; at most "
+                               f"{LONGEST_NAME} are allowed")
+    return text
+
+
 def scripts(text: str) -> frozenset[str]:
     """The scripts of the letters in ``text`` (digits, punctuation and marks have none)."""
     from confusable_homoglyphs import categories
 
-    found = {categories.alias(char) for char in text}
+    found = {categories.alias(char) for char in set(text)}
     return frozenset(found - _NEUTRAL_SCRIPTS - {"Unknown"})
 
 
@@ -86,10 +121,7 @@ def check_bot_name(raw: str) -> BotName:
 
     :raises NameRefusedError: saying what is wrong with it.
     """
-    text = raw.strip(" ")
-    if not text:
-        raise NameRefusedError("The bot name is empty")
-    check_text(text, "bot name")
+    text = check_name(raw, "bot name")
     used = scripts(unicodedata.normalize("NFKC", text))
     if len(used) > 1 and not any(used <= mix for mix in _SCRIPT_MIXES):
         listed = " and ".join(script.title() for script in sorted(used))
@@ -146,6 +178,46 @@ def _representatives() -> dict[str, str]:
                 if first != second:
                     parent[second] = first
     return {char: root(char) for char in parent}
+
+
+CLAIM_SEPARATOR = "#"
+"""What parts a guest's name from its secret where the secret can go nowhere else: a
+MebiPenny client sends only ``{"name": ...}``, so its player writes ``bob#s3cret``."""
+SHORTEST_SECRET = 8
+"""Characters of a guest's secret, at least (a secret is guessed a guess at a time, and
+wrong guesses slow their sender down: see :meth:`merknera.gateways.tables.Tables.guest`)."""
+LONGEST_SECRET = 200
+"""Characters of a guest's secret, at most."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What a player gave to play as a guest: a name (None: none, to play as
+    :data:`ANONYMOUS`) and perhaps a secret of its own (a field of the request); the name
+    may carry the secret instead, as ``bob#s3cret``."""
+
+    name: str | None
+    secret: str | None = None
+
+    def resolved(self) -> Claim:
+        """The name and the secret apart (the secret after the name's first
+        :data:`CLAIM_SEPARATOR`, if it has one), the name's end spaces taken off.
+
+        :raises NameRefusedError: for an empty secret, one too long, or two secrets.
+        """
+        if self.name is None:
+            return Claim(None)  # the anonymous player's: a secret is of no use
+        name, marked, in_name = self.name.partition(CLAIM_SEPARATOR)
+        secret = self.secret
+        if marked:
+            if secret is not None and secret != in_name:
+                raise NameRefusedError("The secret is given twice (after the name's "
+                                       f"{CLAIM_SEPARATOR} and on its own), and not the same")
+            secret = in_name
+        if secret is not None and not SHORTEST_SECRET <= len(secret) <= LONGEST_SECRET:
+            raise NameRefusedError(f"A guest's secret is {SHORTEST_SECRET} to {LONGEST_SECRET} "
+                                   f"characters long, not {len(secret)}")
+        return Claim(name.strip(), secret)
 
 
 ANONYMOUS = "anonymous"

@@ -41,12 +41,20 @@ def answer(status: int, description: str, schema: JSONSchema | None = None, *,
     return {str(status): response}
 
 
+RETRY_AFTER: JSONSchema = {"Retry-After": {
+    "description": "Seconds to wait before asking again",
+    "schema": {"type": "string", "pattern": "^[0-9]+$"}}}
+"""The header of every 429 and 503 answer."""
+
+
 def refusals(why: dict[int, str], schema: JSONSchema, statuses: tuple[int, ...], *,
              media_type: str = "application/json") -> JSONSchema:
-    """The responses of ``statuses``, each described by ``why`` and bodied by ``schema``."""
+    """The responses of ``statuses``, each described by ``why`` and bodied by ``schema``
+    (429 and 503 with :data:`RETRY_AFTER`)."""
     found: JSONSchema = {}
     for status in statuses:
-        found.update(answer(status, why[status], schema, media_type=media_type))
+        found.update(answer(status, why[status], schema, media_type=media_type,
+                            headers=RETRY_AFTER if status in (429, 503) else None))
     return found
 
 

@@ -2,7 +2,8 @@
 
 The envelope is read by :mod:`merknera.protocol.jsonrpc` in either dialect and answered in
 the dialect of the request.  Unexpected exceptions never reach the caller: they are logged
-and answered with a fixed "Internal error".
+and answered with a fixed "Internal error"; a store outage is that error with HTTP 503 and
+``Retry-After``.
 
 A method that checks a token does so through :class:`merknera.guard.AuthThrottle`: a client
 that sends wrong tokens is slowed down, and while it must wait its requests with a token
@@ -19,8 +20,9 @@ from aiohttp import web
 
 from merknera.games import JSON, JSONObject
 from merknera.guard import BodyError, Caller, Guard, RateLimitedError
-from merknera.protocol import jsonrpc
+from merknera.protocol import jsonrpc, strict_json
 from merknera.scheduler.registration import Registrar, RegistrationError, RegistrationRequest
+from merknera.store.db import StoreUnavailableError
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +81,11 @@ class RpcService:
                 jsonrpc.RATE_LIMITED, exc.message))
             return _reply(reply, 429, {"Retry-After": exc.retry_after_header},
                           empty=call.is_notification)
+        except StoreUnavailableError as exc:  # an outage: ask again later
+            reply = jsonrpc.error_reply(call.dialect, call.id, jsonrpc.RpcError(
+                jsonrpc.INTERNAL_ERROR, exc.for_clients))
+            return _reply(reply, 503, {"Retry-After": str(exc.retry_after)},
+                          empty=call.is_notification)
         except Exception:
             log.exception("/rpc %s failed", call.method)
             reply = jsonrpc.error_reply(call.dialect, call.id, jsonrpc.RpcError(
@@ -88,10 +95,17 @@ class RpcService:
         return _reply(reply, empty=call.is_notification)
 
 
+def refusal(status: int, message: str) -> web.Response:
+    """A request refused before it was read (``Content-Type``: 415, as Merknera's server
+    answered one that is not ``application/json``), as a JSON-RPC error."""
+    error = jsonrpc.RpcError(jsonrpc.INVALID_REQUEST, f"Invalid request: {message}")
+    return _reply(jsonrpc.error_reply(jsonrpc.Dialect.V2, None, error), status)
+
+
 def _reply(reply: JSONObject, status: int = 200, headers: dict[str, str] | None = None,
            empty: bool = False) -> web.Response:
     if empty:
         # Merknera's server wrote nothing for a notification: an empty body.
         return web.Response(status=status, headers=headers)
-    return web.Response(body=jsonrpc.dumps(reply), status=status, headers=headers,
+    return web.Response(body=strict_json.dumps(reply), status=status, headers=headers,
                         content_type="application/json", charset="utf-8")

@@ -392,7 +392,9 @@ async def observe(server: Server, args: argparse.Namespace, game: str) -> None:
 
 async def run(args: argparse.Namespace) -> None:
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=10)
-    async with aiohttp.ClientSession(timeout=timeout) as session:
+    connector = aiohttp.TCPConnector(
+        local_addr=None if args.source is None else (args.source, 0))
+    async with aiohttp.ClientSession(timeout=timeout, connector=connector) as session:
         server = Server(session, args.url)
         game = await find_game(server, args)
         if args.behaviour == "observer":
@@ -414,6 +416,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--after", type=int, default=1, help="misbehave at the Nth move")
     parser.add_argument("--wrapper", help="an observer's wrapper, with one %%s")
     parser.add_argument("--timeout", type=float, default=60.0, help="overall limit, seconds")
+    parser.add_argument("--source", help="the local address to connect from (another "
+                                         "loopback address is another client)")
     args = parser.parse_args(argv)
     if urlsplit(args.url).scheme != "http":
         parser.error("--url must start with http://")

@@ -142,10 +142,14 @@ async def start_listener(e2e: E2E, **options: str) -> str:
 async def start_client(e2e: E2E, url: str, name: str, *, game: str | None = None,
                        create: str | None = None, match: bool = False,
                        behaviour: str = "normal", after: int | None = None,
-                       wrapper: str | None = None, extra: Sequence[str] = ()) -> HexClient:
-    """A client process for one game: ``game`` (its id), ``create`` ("5x4") or ``match``."""
+                       wrapper: str | None = None, extra: Sequence[str] = (),
+                       source: str | None = None) -> HexClient:
+    """A client process for one game: ``game`` (its id), ``create`` ("5x4") or ``match``;
+    from the loopback address ``source`` if given."""
     args = [CLIENT, "--url", url, "--name", name, "--behaviour", behaviour,
             "--timeout", str(CLIENT_PATIENCE - 10), *extra]
+    if source is not None:
+        args += ["--source", source]
     if game is not None:
         args += ["--game", game]
     elif create is not None:

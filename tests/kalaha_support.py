@@ -14,7 +14,7 @@ from typing import Any
 from multidict import CIMultiDictProxy
 
 from tests.e2e.harness import E2E
-from tests.support import free_port
+from tests.support import free_port, json_or_text
 
 GAME = "KALAHA"
 PLAYERS = ("ONE", "TWO")
@@ -157,12 +157,8 @@ class Boards:
             sent["Content-Type"] = content_type
         async with self.e2e.session.request(method, self.url + path, data=body,
                                             headers=sent) as response:
-            text = await response.text()
-            try:
-                decoded: Any = json.loads(text) if text else None
-            except ValueError:
-                decoded = text
-            return Answer(response.status, response.headers, decoded)
+            return Answer(response.status, response.headers,
+                          json_or_text(await response.text()))
 
     async def create(self, request: dict[str, Any] | None = None) -> dict[str, Any]:
         """POST /api/boards: 201 and a new board's BoardState."""

@@ -75,6 +75,17 @@ class Cluster:
             raise RuntimeError(f"psql failed ({done.returncode}): {done.stderr.strip()}")
         return done.stdout.strip()
 
+    def pause(self) -> None:
+        """Stop the server as an operator's restart does (``pg_ctl stop -m fast``: its
+        sessions are ended, new connections refused), keeping its files for
+        :meth:`resume`."""
+        _as_server_user([str(self.bin / "pg_ctl"), "-D", str(self.directory / "data"),
+                         "-m", "fast", "-w", "stop"])
+
+    def resume(self) -> None:
+        """Start the server again after :meth:`pause`, on the same port."""
+        _start_server(self.bin, self.directory, self.port)
+
     def stop(self) -> None:
         """Stop the server at once and remove its files."""
         _as_server_user([str(self.bin / "pg_ctl"), "-D", str(self.directory / "data"),
@@ -94,19 +105,25 @@ def start_cluster() -> Cluster:
     _as_server_user([str(bin_dir / "initdb"), "-D", str(data), "-U", user, "-A", "trust",
                      "-E", "UTF8", "--no-sync"])
     port = free_port()
-    options = (f"-c listen_addresses=127.0.0.1 -c port={port} "
-               f"-c unix_socket_directories={directory} -c fsync=off "
-               "-c full_page_writes=off -c synchronous_commit=off")
     try:
-        _as_server_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-l",
-                         str(directory / "server.log"), "-o", options, "-w", "-t",
-                         str(START_SECONDS), "start"])
+        _start_server(bin_dir, directory, port)
     except subprocess.CalledProcessError as exc:
         server_log = directory / "server.log"
         log = server_log.read_text() if server_log.exists() else ""
         shutil.rmtree(directory, ignore_errors=True)
         raise RuntimeError(f"the throwaway PostgreSQL did not start: {exc}\n{log}") from exc
     return Cluster(directory, port, user, bin_dir)
+
+
+def _start_server(bin_dir: Path, directory: Path, port: int) -> None:
+    """``pg_ctl start`` the cluster in ``directory`` on ``port``, until it accepts
+    connections."""
+    options = (f"-c listen_addresses=127.0.0.1 -c port={port} "
+               f"-c unix_socket_directories={directory} -c fsync=off "
+               "-c full_page_writes=off -c synchronous_commit=off")
+    _as_server_user([str(bin_dir / "pg_ctl"), "-D", str(directory / "data"), "-l",
+                     str(directory / "server.log"), "-o", options, "-w", "-t",
+                     str(START_SECONDS), "start"])
 
 
 def _current_user() -> str:

@@ -74,6 +74,14 @@ Reply: TypeAlias = "Callable[[dict[str, Any], Any], Awaitable[web.StreamResponse
 """A scripted NextMove: (params, request id) -> a result, or a whole raw HTTP response."""
 
 
+def json_or_text(text: str) -> Any:
+    """An answer's body as JSON when it is JSON, else as its text (None when empty)."""
+    try:
+        return json.loads(text) if text else None
+    except ValueError:
+        return text
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago (nobody listens on it)."""
     with socket.socket() as probe:

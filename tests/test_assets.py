@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import hashlib
 import json
 import re
@@ -75,6 +76,29 @@ async def test_assets_are_served_with_their_hash_as_etag(arena: Arena) -> None:
     dictionary = store.roles("SCRABBLE")["dictionary"]
     assert (await arena.client.get(f"/assets/{dictionary.sha1}/other.txt")).status == 404
     assert (await arena.client.get(f"/assets/{'0' * 40}/{dictionary.name}")).status == 404
+
+
+@pytest.mark.parametrize(("accept", "gzipped"), [
+    ("gzip, deflate", True), ("br;q=1.0, gzip;q=0.5", True), ("*", True),
+    ("gzip;q=0", False), ("identity", False), ("", False)])
+async def test_a_large_asset_is_sent_gzipped_as_compressed_once(
+        arena: Arena, accept: str, gzipped: bool) -> None:
+    store = arena.platform.assets
+    dictionary = store.roles("SCRABBLE")["dictionary"]
+    url = f"/assets/{dictionary.sha1}/{dictionary.name}"
+    answers = [await arena.client.get(url, headers={"Accept-Encoding": accept},
+                                      auto_decompress=False) for _ in range(3)]
+    bodies = {await answer.read() for answer in answers}
+    assert len(bodies) == 1  # the same bytes each time: compressed once, then kept
+    body = bodies.pop()
+    assert all(a.headers["Vary"] == "Accept-Encoding" for a in answers)
+    if gzipped:
+        assert all(a.headers["Content-Encoding"] == "gzip" for a in answers)
+        assert len(body) < dictionary.size / 2
+        body = gzip.decompress(body)
+    else:
+        assert all("Content-Encoding" not in a.headers for a in answers)
+    assert hashlib.sha1(body).hexdigest() == dictionary.sha1  # noqa: S324
 
 
 def test_descriptors_are_absolute_urls_from_the_public_base_url() -> None:

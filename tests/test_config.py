@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import ipaddress
+import re
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from merknera.config import (
     add_config_arguments,
     load_config,
     overrides_from_args,
+    parse_origin,
 )
 
 
@@ -427,3 +429,36 @@ def test_serve_with_a_database_url_stops_before_making_anything(
     assert cli.main(["serve", "--db", "mysql://merknera@localhost/arena"]) == 2
     assert "a URL the store does not speak" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []  # before: a folder "mysql:" with a file in it
+
+
+def test_the_kalaha_front_ends_default_to_the_original_s_and_are_listed(toml: Path) -> None:
+    assert load_config(toml, environ={}).kalaha_origins == ("http://localhost:4200",)
+    write(toml, 'kalaha_origins = ["https://kalaha.example", "http://[::1]:4200"]\n')
+    assert load_config(toml, environ={}).kalaha_origins == (
+        "https://kalaha.example", "http://[::1]:4200")
+    listed = load_config(toml, environ={
+        "MERKNERA_KALAHA_ORIGINS": "http://a.example:8000, https://b.example"})
+    assert listed.kalaha_origins == ("http://a.example:8000", "https://b.example")
+    assert load_config(toml, environ={}, overrides={"kalaha_origins": ""}).kalaha_origins == ()
+
+
+@pytest.mark.parametrize("origin", ["localhost:4200", "http://localhost:4200/app", "null",
+                                    "ftp://a.example", "http://a.example:99999", "*",
+                                    "http://user@a.example"])
+def test_a_kalaha_front_end_must_be_an_origin(toml: Path, origin: str) -> None:
+    with pytest.raises(ConfigError, match=rf"^kalaha_origins: '{re.escape(origin)}' is not "
+                                          r"an origin \(scheme://host\[:port\]"):
+        load_config(toml, environ={}, overrides={"kalaha_origins": f"http://ok.example,"
+                                                                   f"{origin}"})
+
+
+@pytest.mark.parametrize(("text", "parsed"), [
+    ("http://localhost:4200", "http://localhost:4200"),
+    ("HTTP://LocalHost:4200/", "http://localhost:4200"),
+    ("https://kalaha.example", "https://kalaha.example:443"),
+    ("http://kalaha.example:80", "http://kalaha.example:80"),
+    ("http://[::1]:8080", "http://[::1]:8080"),
+    ("null", None), ("http://a.example/b", None), ("http://a.example?", None),
+    ("http://a.example#x", None), ("", None)])
+def test_an_origin_is_written_one_way(text: str, parsed: str | None) -> None:
+    assert parse_origin(text) == parsed

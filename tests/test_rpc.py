@@ -150,7 +150,7 @@ BASE = {"botname": "Botty", "botversion": "1", "game": "TICTACTOE", "rpcendpoint
      'The param "description" must be a string'),
     ({"botname": "   "}, jsonrpc.INVALID_PARAMS, 'The param "botname" is empty'),
     ({"botname": "x" * 101}, jsonrpc.INVALID_PARAMS,
-     'The param "botname" is longer than 100 characters'),
+     "The bot name is 101 characters long; at most 100 are allowed"),
     ({"botname": "a\nb"}, jsonrpc.INVALID_PARAMS,
      "The bot name contains a control character (U+000A)"),
     ({"rpcendpoint": "ftp://127.0.0.1/x"}, jsonrpc.ENDPOINT_REFUSED,
@@ -222,6 +222,29 @@ async def test_malformed_requests_get_json_rpc_errors(arena: Arena, body: bytes,
     assert await arena.counts() == before
 
 
+@pytest.mark.parametrize(("request_id", "why"), [
+    ("1e400", "the body is not JSON: the number 1e400 is too large for a double"),
+    ("-1E999", "the body is not JSON: the number -1E999 is too large for a double"),
+    ('"\\udead"', "the body is not JSON: it holds an unpaired UTF-16 surrogate escape"),
+    ('1, "id": 2', 'the body is not JSON: the member name "id" is given twice in an object'),
+], ids=["1e400", "-1E999", "a lone surrogate", "two ids"])
+async def test_a_registration_whose_id_cannot_be_written_back_is_refused_first(
+        arena: Arena, request_id: str, why: str) -> None:
+    # Registered, then answered 500 (the id read as infinity could not be written back):
+    # the bot existed, and its author never got its secret.
+    params = json.dumps({"token": arena.token, **BASE})
+    body = ('{"jsonrpc": "2.0", "method": "RegistrationService.Register", "params": '
+            f'{params}, "id": {request_id}}}').encode()
+    before = await arena.counts()
+    response = await arena.client.post("/rpc", data=body,
+                                       headers={"Content-Type": "application/json"})
+    assert response.status == 200
+    reply = json.loads(await response.text())
+    assert reply["id"] is None and reply["error"]["code"] == jsonrpc.PARSE_ERROR
+    assert reply["error"]["message"].startswith(f"Parse error: {why}"), reply
+    assert await arena.counts() == before
+
+
 async def test_unknown_method_in_merknera_dialect_is_a_string_error(arena: Arena) -> None:
     reply = await arena.rpc("Nope.Nope", {}, dialect2=False, request_id=3)
     assert reply == {"result": None, "error": 'Method not found: "Nope.Nope"', "id": 3}
@@ -256,6 +279,7 @@ async def test_a_body_that_arrives_in_pieces_is_read_whole(arena: Arena) -> None
 
 async def test_only_post_and_bounded_bodies(arena: Arena) -> None:
     assert (await arena.client.get("/rpc")).status == 405
-    response = await arena.client.post("/rpc", data=b"x" * (65 * 1024))
+    response = await arena.client.post("/rpc", data=b"x" * (65 * 1024),
+                                       headers={"Content-Type": "application/json"})
     assert response.status == 413
     assert (await response.json())["error"]["code"] == jsonrpc.INVALID_REQUEST

@@ -8,15 +8,18 @@ uses the same one:
 * connections: :class:`ConnectionGuard` caps them per client and in all, and aiohttp's
   ``keepalive_timeout`` (:meth:`Guard.runner_options`) closes those that send no request;
 * request bodies: :meth:`Guard.read_body` reads them within a size and a time limit;
-* long-lived streams: :attr:`Guard.streams` caps how many one client holds, and how many
-  all hold;
-* tokens: :attr:`Guard.auth` slows down a client that sends wrong ones (HTTP 429).
+* long-lived streams: :meth:`Guard.stream` gives each its place among
+  :attr:`Guard.streams` (capped per client and in all) and a send timeout;
+* tokens: :attr:`Guard.auth` slows down a client that sends wrong ones (HTTP 429);
+* requests a page of another origin could make a visitor's browser send unasked:
+  :func:`merknera.guard.crosssite.middleware` refuses them (415, 403) on every listener.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 from aiohttp import web
@@ -26,6 +29,7 @@ from merknera.guard.bodies import BodyError, read_body
 from merknera.guard.clients import Caller, client_key, same_host
 from merknera.guard.connections import ConnectionGuard, GuardedSite
 from merknera.guard.holdings import FullError, Holdings
+from merknera.guard.streams import Stream, StreamEndedError
 from merknera.guard.throttle import AuthThrottle, Buckets, RateLimitedError
 
 T = TypeVar("T")
@@ -42,6 +46,8 @@ __all__ = [
     "GuardedSite",
     "Holdings",
     "RateLimitedError",
+    "Stream",
+    "StreamEndedError",
     "client_key",
     "same_host",
     "too_many",
@@ -68,18 +74,28 @@ class Guard:
         """Requests per client: a client that sends more than its share is answered 429,
         so that one client cannot keep the event loop (whose lag every move deadline
         feels) to itself."""
-        self.streams: Holdings[object] = Holdings(MAX_STREAMS, config.max_streams_per_client,
+        self.streams: Holdings[Stream] = Holdings(config.max_streams,
+                                                  config.max_streams_per_client,
                                                   "live streams")
-        """Long-lived streams (server-sent events; a gateway's long polls and sockets)."""
+        """The live streams of every listener (server-sent events, the hexagons observers'
+        streams), each in its place (:meth:`stream`)."""
 
     @web.middleware
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         """The per-client request rate of a listener's application (429 beyond it)."""
+        self.count_request(request)
+        return await handler(request)
+
+    def count_request(self, request: web.BaseRequest) -> None:
+        """Count a request against its client's rate (:meth:`middleware` counts every
+        request that reaches the application's handlers).
+
+        :raises web.HTTPTooManyRequests: beyond the rate.
+        """
         wait = self.requests.take(self.client(request))
         if wait > 0:
             raise too_many(RateLimitedError(
                 "too many requests from your address; slow down", wait))
-        return await handler(request)
 
     @staticmethod
     def client(request: web.BaseRequest) -> str:
@@ -95,14 +111,38 @@ class Guard:
         answering a request whose body was not read to its end (refused as too large or
         too slow), aiohttp reads on for ``lingering_time`` so that the client sees the
         answer: a short while, or a slow client would keep the connection that long.
+
+        Bodies are never inflated: aiohttp would inflate a gzip body as it arrives, on the
+        event loop, whatever the handler reads of it (a few hundred KiB of gzip inflate to
+        hundreds of MiB), and no protocol here sends compressed bodies
+        (:func:`merknera.guard.bodies.read_body` refuses them).
         """
         return {"keepalive_timeout": self.config.idle_timeout,
-                "lingering_time": min(LINGERING_SECONDS, self.config.idle_timeout)}
+                "lingering_time": min(LINGERING_SECONDS, self.config.idle_timeout),
+                "auto_decompress": False}
 
     def site(self, runner: web.BaseRunner, sock: Any, **kwargs: Any) -> GuardedSite:
         """A site serving ``runner`` on the listening socket ``sock``, guarded (``kwargs``
         go to aiohttp's ``SockSite``: ``ssl_context``)."""
         return GuardedSite(runner, sock, self.connections, **kwargs)
+
+    @contextlib.contextmanager
+    def stream(self, request: web.BaseRequest) -> Iterator[Stream]:
+        """A live stream's place for the request's client among :attr:`streams`, held
+        until the block ends: the stream must end when the place goes to another
+        network's newcomer or the client leaves (:attr:`Stream.ends`), and its writes
+        have ``stream_send_timeout`` (:meth:`Stream.send`).
+
+        :raises RateLimitedError: when the client holds ``max_streams_per_client``.
+        :raises FullError: when all ``max_streams`` are taken and nobody can make room.
+        """
+        stream = Stream(request.transport, self.connections.gone(request),
+                        self.config.stream_send_timeout)
+        self.streams.take(self.client(request), stream, stream.turn_out)
+        try:
+            yield stream
+        finally:
+            self.streams.give_back(stream)
 
     async def read_body(self, request: web.BaseRequest, limit: int) -> bytes:
         """The request's body, at most ``limit`` bytes, within ``body_timeout``.
@@ -120,8 +160,6 @@ class Guard:
             raise too_many(exc) from None
 
 
-MAX_STREAMS = 256
-"""Long-lived streams open at once, at most (of every client together)."""
 LINGERING_SECONDS = 2.0
 """How long a connection is read on after answering a request whose body was left unread."""
 

@@ -22,8 +22,13 @@ async def read_body(request: web.BaseRequest, limit: int, time_limit: float) -> 
     A client that sends its body a byte at a time would otherwise hold its handler (and
     its connection) for as long as it likes.
 
-    :raises BodyError: 413 for a larger body, 408 for a late one, 400 for a broken one.
+    :raises BodyError: 413 for a larger body, 408 for a late one, 400 for a broken one,
+        415 for a compressed one.
     """
+    encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
+    if encoding not in ("", "identity"):
+        raise BodyError(415, f"the body is sent with Content-Encoding {encoding[:40]!r}; "
+                             "bodies are read as sent (identity) only")
     if request.content_length is not None and request.content_length > limit:
         raise BodyError(413, f"the body is larger than {limit} bytes")
     chunks: list[bytes] = []

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass
+
+from aiohttp import web
 
 UNKNOWN_CLIENT = "unknown"
 """The key of a connection whose peer address is not known (a Unix socket, a test)."""
@@ -57,6 +60,20 @@ def same_host(first: str, second: str) -> bool:
     IPv4-mapped IPv6 form); False when either is not an address."""
     a, b = _address(first), _address(second)
     return a is not None and a == b
+
+
+_HOST_HEADER = re.compile(r"(?P<name>[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?")
+
+
+def requested_host(request: web.BaseRequest) -> str | None:
+    """The host name or address a request was sent to (its Host header, without the port;
+    an IPv6 address without its brackets), or None for a header that is neither.
+
+    Read without parsing a URL: yarl would run IDNA on a long or non-ASCII Host header
+    (costly, and a UnicodeError for some).
+    """
+    found = _HOST_HEADER.fullmatch(request.headers.get("Host", ""))
+    return None if found is None else found.group("name").strip("[]")
 
 
 @dataclass(frozen=True)

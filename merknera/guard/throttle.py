@@ -81,12 +81,14 @@ class Buckets:
         return bucket
 
     def _make_room(self) -> None:
+        """Forget full buckets, then the oldest, until an eighth of the places is free: a
+        pass over every key at most once every ``MAX_KEYS // 8`` new keys, not at each."""
         if len(self._buckets) < MAX_KEYS:
             return
         for key in list(self._buckets):
             if self._refilled(key) is not None and self._buckets[key].tokens >= self.burst:
                 del self._buckets[key]
-        while len(self._buckets) >= MAX_KEYS:
+        while len(self._buckets) > MAX_KEYS - MAX_KEYS // 8:
             del self._buckets[next(iter(self._buckets))]  # the oldest
 
 

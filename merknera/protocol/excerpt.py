@@ -16,11 +16,13 @@ STORED_MESSAGE = 400
 
 _ADDRESS_PATTERNS = (
     (re.compile(r"""https?://[^\s"'<>]+?(?=[:,;.)]?(?:[\s"'<>]|$))"""), "the endpoint"),
-    # Python's socket addresses: Connect call failed ('10.0.0.7', 8001)
-    (re.compile(r"\s*\(\s*'[0-9A-Fa-f:.%\w]*'\s*,\s*\d+(?:\s*,\s*\d+)*\s*\)"), ""),
+    # Python's socket addresses: Connect call failed ('10.0.0.7', 8001).  Each pattern
+    # starts only at the start of a run (the lookbehinds), or a long run of spaces or of
+    # other characters would be scanned again from each of its characters.
+    (re.compile(r"(?<!\s)\s*\(\s*'[0-9A-Fa-f:.%\w]*'\s*,\s*\d+(?:\s*,\s*\d+)*\s*\)"), ""),
     # aiohttp's: Cannot connect to host bot.example:8001 ssl:default
     (re.compile(r"(Cannot connect to host) \S+( ssl:\S+)?"), r"\1"),
-    (re.compile(r"\S+ (resolves only to addresses outside)"), r"the endpoint \1"),
+    (re.compile(r"(?<!\S)\S+ (resolves only to addresses outside)"), r"the endpoint \1"),
     (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "an address"),
 )
 
@@ -36,6 +38,7 @@ def without_addresses(text: str | None) -> str | None:
     endpoints and whole error replies; migration 006 passes them through this)."""
     if text is None:
         return None
+    text = text[:4 * STORED_MESSAGE]  # what could be kept, and room for what is taken out
     for pattern, replacement in _ADDRESS_PATTERNS:
         text = pattern.sub(replacement, text)
     return excerpt(text, STORED_MESSAGE)

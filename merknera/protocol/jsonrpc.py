@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import enum
 import json
-import re
 from dataclasses import dataclass
 from typing import Final
 
-import orjson
-
 from merknera.games.base import JSON, JSONObject
 from merknera.protocol.excerpt import excerpt
+from merknera.protocol.strict_json import BadJSONError, dumps, loads
 
 PARSE_ERROR: Final = -32700
 INVALID_REQUEST: Final = -32600
@@ -51,10 +49,6 @@ class Dialect(enum.Enum):
     MERKNERA = "1.0"
 
 
-class EnvelopeError(ValueError):
-    """A body that is not a valid JSON-RPC message."""
-
-
 class RpcError(Exception):
     """An error answer to a request: a JSON-RPC code and a message for the caller."""
 
@@ -62,81 +56,6 @@ class RpcError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
-
-
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
-_LONG_DIGITS_TEXT = re.compile(r"[0-9]{19}")
-_ORJSON_STRICT = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
-"""What json refuses to encode, orjson refuses too (it would encode these natively)."""
-
-
-def _refuse_constant(name: str) -> JSON:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-# Made once: json.loads and json.dumps with options build a new decoder or encoder per
-# call, a measurable share of a move's round trip (bench/referee.py).
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
-_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-def loads(body: bytes | str) -> JSON:
-    """Decode JSON strictly: no NaN or Infinity, no unbounded nesting, valid UTF-8.
-
-    :raises EnvelopeError: with the reason, for anything that is not JSON.
-    """
-    # orjson first (several times faster; every reply of every move comes this way). It
-    # refuses all that the strict decoder below refuses, and a little more (nesting past
-    # 1024, a lone surrogate escape, a number too big for a double), and reads integers of
-    # 19 digits or more as floats: those bodies go to the decoder below, whose value or
-    # reason stands, so the value of a body and the reason it is refused are as before.
-    long_digits = _LONG_DIGITS if isinstance(body, bytes) else _LONG_DIGITS_TEXT
-    if not long_digits.search(body):  # type: ignore[arg-type]
-        try:
-            value: JSON = orjson.loads(body)
-        except orjson.JSONDecodeError:
-            pass
-        else:
-            return value
-    return _strict_loads(body)
-
-
-def _strict_loads(body: bytes | str) -> JSON:
-    try:
-        text = body.decode("utf-8") if isinstance(body, bytes) else body
-        value: JSON = _DECODER.decode(text)
-    except UnicodeDecodeError as exc:
-        raise EnvelopeError(f"the body is not UTF-8 ({exc.reason} at byte {exc.start})") from None
-    except RecursionError:
-        raise EnvelopeError("the JSON is nested too deeply") from None
-    except ValueError as exc:
-        raise EnvelopeError(f"the body is not JSON: {exc}") from None
-    # JSON may escape a lone UTF-16 surrogate ("\\udc00"); Python decodes it into a str that
-    # cannot be encoded again, so it would break every message, log line and row quoting it.
-    if _SURROGATE_ESCAPE.search(text):
-        try:
-            json.dumps(value, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            raise EnvelopeError("the JSON contains an unpaired UTF-16 surrogate escape") from None
-    return value
-
-
-def dumps(value: JSON) -> bytes:
-    """Encode JSON compactly as UTF-8 (no NaN: such a value is a platform bug)."""
-    # orjson first, as in loads: the same bytes as the encoder below for every value the
-    # platform sends (floats aside, whose exponents it writes 1e-7 where json writes 1e-07).
-    # It writes NaN and Infinity as null and refuses what the encoder below turns into
-    # JSON (integers past 64 bits, keys that are not strings): a body with a null in it,
-    # or refused, is encoded again below, which refuses NaN as before.
-    try:
-        encoded: bytes = orjson.dumps(value, option=_ORJSON_STRICT)
-    except TypeError:
-        pass
-    else:
-        if b"null" not in encoded:
-            return encoded
-    return _ENCODER.encode(value).encode("utf-8")
 
 
 # -- the platform as server (POST /rpc) ------------------------------------------------------
@@ -175,8 +94,8 @@ def parse_request(body: bytes) -> Request:
     """
     try:
         message = loads(body)
-    except EnvelopeError as exc:
-        raise RequestError(PARSE_ERROR, f"Parse error: {exc}") from None
+    except BadJSONError as exc:
+        raise RequestError(PARSE_ERROR, f"Parse error: the body is not JSON: {exc}") from None
     if isinstance(message, list):
         raise RequestError(INVALID_REQUEST, "Invalid request: batches are not supported")
     if not isinstance(message, dict):
@@ -262,8 +181,8 @@ def decode_reply(body: bytes, request_id: int | str) -> JSON:
     """
     try:
         reply = loads(body)
-    except EnvelopeError as exc:
-        raise MalformedReplyError(str(exc)) from None
+    except BadJSONError as exc:
+        raise MalformedReplyError(f"the body is not JSON: {exc}") from None
     if not isinstance(reply, dict):
         raise MalformedReplyError(f"the reply must be a JSON object, got {_kind(reply)}")
     if "jsonrpc" in reply and reply["jsonrpc"] != "2.0":

@@ -33,6 +33,18 @@ def new_secret() -> str:
     return secrets.token_hex(32)
 
 
+def sha256_hex(text: str) -> str:
+    """The SHA-256 of ``text`` (UTF-8) in lower-case hex: how a credential that the platform
+    only checks (a Battlebot password, a guest's secret) is kept."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def same_secret(given: str, expected: str) -> bool:
+    """Compare two credentials in constant time (so that the time taken tells nothing of
+    how much of a guess was right)."""
+    return hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
+
+
 @functools.lru_cache(maxsize=KEYS_KEPT)
 def _keyed(secret: str) -> tuple[_Hash, _Hash]:
     """HMAC's inner and outer hashes of one secret, each having taken in its padded key."""

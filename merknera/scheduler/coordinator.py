@@ -26,6 +26,7 @@ import psycopg
 from merknera.scheduler.leases import Leases
 from merknera.scheduler.presence import Presence
 from merknera.store import Database
+from merknera.store.db import StoreUnavailableError
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +122,7 @@ class Coordinator:
                                 await conn.execute("SELECT 1")
                         try:
                             await self._presence.refresh()
-                        except psycopg.Error:
+                        except (psycopg.Error, StoreUnavailableError):
                             raise  # the store is gone: resign and reconnect
                         except Exception:
                             log.exception("could not refresh the bots from the store")

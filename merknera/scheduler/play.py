@@ -4,6 +4,7 @@ ends the runner decides (forfeits and games that could not begin)."""
 
 from __future__ import annotations
 
+import logging
 import random
 from dataclasses import dataclass, field
 
@@ -20,9 +21,12 @@ from merknera.games import (
     Step,
     Termination,
 )
+from merknera.protocol.bot_protocols import BotProtocol
 from merknera.protocol.faults import FaultKind
 from merknera.store.bots import Bot
 from merknera.store.games import GameRecord
+
+log = logging.getLogger(__name__)
 
 STRIKE_FAULTS = frozenset({FaultKind.HTTP_STATUS, FaultKind.MALFORMED_REPLY, FaultKind.RPC_ERROR,
                            FaultKind.INVALID_MOVE, FaultKind.ILLEGAL_MOVE})
@@ -91,6 +95,8 @@ class Play:
     strikes: list[int] = field(default_factory=list)
     moved: set[Seat] = field(default_factory=set)
     """Seats asked for a move at least once (their bots need no ping before the next)."""
+    played: set[Seat] = field(default_factory=set)
+    """Seats that made a move the rules took, at least one."""
     not_ready: list[Seat] = field(default_factory=list)
     """Seats that did not become ready in time (they forfeit together)."""
     forfeit: Outcome | None = None
@@ -108,15 +114,30 @@ class Play:
 
     def judge(self, seat: Seat, result: JSON) -> Verdict:
         """A bot's reply read by the game (InvalidMoveError) and played by its rules
-        (IllegalMoveError); the state does not change until :meth:`advance`."""
+        (IllegalMoveError); the state does not change until :meth:`advance`.
+
+        The reply is the seat's: whatever it makes the game raise is the seat's fault (a
+        strike), never the platform's, so no reply can end a game without a result.  What
+        the game did not foresee is logged for the operator as well.
+        """
         try:
             move = self.game.parse_move(result)
         except InvalidMoveError as exc:
             return Faulted(FaultKind.INVALID_MOVE, str(exc))
+        except Exception as exc:
+            log.exception("game %d: %s could not read a reply of seat %d", self.record.id,
+                          self.game.mnemonic, seat)
+            return Faulted(FaultKind.INVALID_MOVE, f"the reply is not a move of the game "
+                                                   f"({type(exc).__name__})")
         try:
             return Played(move, self.game.step(self.state, seat, move))
         except IllegalMoveError as exc:
             return Faulted(FaultKind.ILLEGAL_MOVE, str(exc))
+        except Exception as exc:
+            log.exception("game %d: %s could not play a move of seat %d", self.record.id,
+                          self.game.mnemonic, seat)
+            return Faulted(FaultKind.ILLEGAL_MOVE, f"the move cannot be played "
+                                                   f"({type(exc).__name__})")
 
     def advance(self, seat: Seat, verdict: Verdict) -> Consequence | None:
         """What one call does to the game: a move is played; a fault strikes the seat or
@@ -129,6 +150,7 @@ class Play:
             self.state = verdict.step.state
             if seat != CHANCE:
                 self.moved.add(seat)
+                self.played.add(seat)
             return None
         kind, message = verdict.kind, verdict.message
         self.moved.add(seat)
@@ -180,6 +202,17 @@ def replay(record: GameRecord, game: AnyGame, rules: GameRules, seated: list[Bot
             verdict = Played(move, Step(game.apply(play.state, stored.seat, move)))
         play.advance(stored.seat, verdict)
     return play
+
+
+def rates(play: Play, outcome: Outcome) -> bool:
+    """Whether the game's result may change ratings: not when a guest lost it by a forfeit
+    before it made a single move (disqualified, late, gone), which anybody can do on
+    purpose under a second name to hand the other a win."""
+    if outcome.ranks is None or not outcome.termination.is_forfeit:
+        return outcome.ranks is not None
+    return not any(play.bots[seat].protocol is BotProtocol.GUEST and seat not in play.played
+                   and outcome.result_for(seat) is SeatResult.LOSS
+                   for seat in range(play.seats))
 
 
 def forfeit(play: Play, seat: Seat, termination: Termination, detail: str) -> Outcome:

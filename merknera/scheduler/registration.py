@@ -26,8 +26,15 @@ from merknera.games import (
 from merknera.guard import AuthThrottle, Caller, RateLimitedError
 from merknera.guard.known import KnownTokens
 from merknera.guard.throttle import Buckets
-from merknera.names import BotName, NameRefusedError, check_bot_name, check_text, is_anonymous_name
-from merknera.protocol import jsonrpc
+from merknera.names import (
+    BotName,
+    NameRefusedError,
+    check_bot_name,
+    check_length,
+    check_text,
+    is_anonymous_name,
+)
+from merknera.protocol import jsonrpc, strict_json
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.protocol.excerpt import excerpt
 from merknera.protocol.signing import new_secret
@@ -48,10 +55,10 @@ token (the transaction checks it again all the same)."""
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
-# (param, required, longest accepted)
-_FIELDS: tuple[tuple[str, bool, int], ...] = (
+# (param, required, longest accepted: None for the bot name, whose rules are the names')
+_FIELDS: tuple[tuple[str, bool, int | None], ...] = (
     ("token", True, 200),
-    ("botname", True, 100),
+    ("botname", True, None),
     ("botversion", True, 100),
     ("game", True, 50),
     ("rpcendpoint", True, 2000),
@@ -104,11 +111,13 @@ class RegistrationRequest:
                 raise RegistrationError(
                     jsonrpc.INVALID_PARAMS,
                     f'The param "{name}" must be a string, got '
-                    f'{excerpt(jsonrpc.dumps(value).decode(), 60)!r}')
+                    f'{excerpt(strict_json.dumps(value).decode(), 60)!r}')
             value = value.strip()
             if required and not value:
                 raise RegistrationError(jsonrpc.INVALID_PARAMS, f'The param "{name}" is empty')
-            if len(value) > longest:
+            if longest is None:
+                value = _checked(lambda text: check_length(text, "bot name"), value)
+            elif len(value) > longest:
                 raise RegistrationError(jsonrpc.INVALID_PARAMS,
                                         f'The param "{name}" is longer than {longest} characters')
             # A new bot name and version get the finer checks of merknera.names (_register).

@@ -47,6 +47,7 @@ from merknera.scheduler.play import (
     Verdict,
     absent_outcome,
     completion_lines,
+    rates,
     replay,
 )
 from merknera.seats import SeatCall
@@ -430,10 +431,11 @@ class GameRunner:
         seats = [self._bot(play, seat) for seat in range(play.seats)]
         results = [outcome.result_for(seat) for seat in range(play.seats)]
         log_lines = completion_lines(self._game_id, seats, results, outcome.detail)
+        rated = rates(play, outcome)
         if not await games.finish(arena.db, self._game_id, outcome, game.state_to_json(
-                play.state), log_lines, arena.leases.node):
+                play.state), log_lines, arena.leases.node, rated):
             return
-        if outcome.ranks is not None:
+        if rated:
             arena.rater.poke()  # its result is queued for rating
         at_fault = tuple(
             bot.id for seat, bot in enumerate(seats)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from dataclasses import dataclass, field
 from merknera import stalls
 from merknera.botclient import CallResult, Fault
 from merknera.games import JSON, JSONObject
+from merknera.protocol import strict_json
 from merknera.protocol.excerpt import excerpt
 from merknera.protocol.faults import FaultKind
 
@@ -52,9 +52,9 @@ class Received:
         """A text frame: JSON, or a frame that is not."""
         stamp = now_ms()
         try:
-            return cls(text, json.loads(text), None, stamp)
-        except (ValueError, RecursionError) as exc:
-            return cls(text, None, f"the message is not JSON ({exc})", stamp)
+            return cls(text, strict_json.loads(text), None, stamp)
+        except strict_json.BadJSONError as exc:
+            return cls(text, None, f"the message is not JSON: {exc}", stamp)
 
     @classmethod
     def binary_frame(cls, size: int) -> Received:

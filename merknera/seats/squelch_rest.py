@@ -33,7 +33,7 @@ from merknera.config import Config
 from merknera.games import JSON, AnyGame, JSONObject
 from merknera.games.squelch import SquelchCall
 from merknera.names import NameRefusedError, check_text
-from merknera.protocol import jsonrpc
+from merknera.protocol import strict_json
 from merknera.protocol.excerpt import excerpt
 from merknera.protocol.faults import FaultKind
 from merknera.seats.base import SeatCall, Transport
@@ -125,7 +125,7 @@ class SquelchRestTransport(Transport):
                                           self._limit(game.mnemonic))
         # The move log keeps the call as a whole, its path too (the body alone says
         # neither the match nor the turn); the body goes in as the bytes already encoded.
-        logged = b'{"method":"PUT","path":' + jsonrpc.dumps(path) + b',"body":' + body + b"}"
+        logged = b'{"method":"PUT","path":' + strict_json.dumps(path) + b',"body":' + body + b"}"
         raw = dataclasses.replace(raw, request=logged)
         if raw.fault is not None or raw.reply is None:
             return raw
@@ -139,10 +139,11 @@ class SquelchRestTransport(Transport):
             return with_fault(raw, FaultKind.MALFORMED_REPLY, "the choose reply is empty; "
                               'expected {"take": "<option id>", "stay": true or false}')
         try:
-            result = jsonrpc.loads(raw.reply)
-        except jsonrpc.EnvelopeError as exc:
+            result = strict_json.loads(raw.reply)
+        except strict_json.BadJSONError as exc:
             return with_fault(raw, FaultKind.MALFORMED_REPLY,
-                              f"the choose reply: {excerpt(str(exc))}")
+                              f"the choose reply: the body is not JSON: "
+                              f"{excerpt(str(exc))}")
         return CallResult(request=raw.request, result=result, reply=raw.reply,
                           status=raw.status, latency=raw.latency)
 
@@ -180,8 +181,8 @@ def self_name(reply: bytes) -> str | None:
     20 characters, if it has one that passes the rules for text shown on pages
     (:func:`merknera.names.check_text`: no control, invisible or reordering characters)."""
     try:
-        info = jsonrpc.loads(reply)
-    except jsonrpc.EnvelopeError:
+        info = strict_json.loads(reply)
+    except strict_json.BadJSONError:
         return None
     name: JSON = info.get("name") if isinstance(info, dict) else None
     if not isinstance(name, str):
@@ -197,4 +198,4 @@ def self_name(reply: bytes) -> str | None:
 def _request(route: _Route, call: SeatCall) -> tuple[str, bytes]:
     """The call's path and body (the spec's keys, from the call's params)."""
     body: JSONObject = {key: call.params.get(key) for key in route.body}
-    return route.url_path(call), jsonrpc.dumps(body)
+    return route.url_path(call), strict_json.dumps(body)

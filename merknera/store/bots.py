@@ -116,6 +116,12 @@ def insert(conn: Connection, *, name: str, version: str, game: str,
     return _reread(conn, bot_id)
 
 
+def set_secret(conn: Connection, bot_ids: Sequence[int], secret: str) -> None:
+    """Keep ``secret`` for these bots (a guest name's versions, when the name is bound)."""
+    conn.executemany("UPDATE bots SET secret = ? WHERE id = ?",
+                     [(secret, bot_id) for bot_id in bot_ids])
+
+
 def _reread(conn: Connection, bot_id: int) -> Bot:
     row = conn.execute(f"{_SELECT} WHERE bots.id = ?", (bot_id,)).fetchone()
     assert row is not None

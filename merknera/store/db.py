@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import logging
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
@@ -29,6 +30,7 @@ from typing import Any, Protocol, TypeVar
 Params = Sequence[Any] | dict[str, Any]
 T = TypeVar("T")
 E = TypeVar("E", bound=enum.Enum)
+log = logging.getLogger(__name__)
 
 _MIGRATION_NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
 
@@ -82,6 +84,32 @@ class StoreError(RuntimeError):
     """The database cannot be used (wrong file, newer schema, failed migration)."""
 
 
+RETRY_AFTER = 5
+"""Seconds after which a client refused during a store outage should ask again: a
+restart or fail-over of PostgreSQL takes a few seconds, and the store connects again at
+its next work after the server is back, so most outages end within one or two such waits;
+asking sooner only adds load to a platform that cannot answer."""
+
+
+class StoreUnavailableError(StoreError):
+    """The database cannot be reached for now: the PostgreSQL server is stopped, restarting
+    or refusing connections, or the SQLite file is locked or cannot be read or written.
+
+    Raised by the store's reads and writes instead of the driver's own error, once, where
+    the driver's errors are classified (:attr:`Dialect.unavailable`); programming errors
+    (bad SQL, a broken constraint) are not classified so.  The store connects again by
+    itself, so the same call may succeed later: the listeners answer it with 503 and
+    ``Retry-After:`` :attr:`retry_after`.  Its message is for the logs (it may name the
+    server), not for clients.
+    """
+
+    retry_after = RETRY_AFTER
+    """Seconds a refused client should wait before it asks again (``Retry-After``)."""
+    for_clients = (f"The arena's database cannot be reached just now (it may be restarting); "
+                   f"try again in {RETRY_AFTER} s")
+    """What a refused client is told (the same words on every listener)."""
+
+
 _last_ms = 0
 _last_stamp = ""
 _last_second = -1
@@ -105,6 +133,19 @@ def now() -> str:
             _second_text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
         _last_stamp = f"{_second_text}.{millis:03d}Z"
     return _last_stamp
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storable(text: str) -> str:
+    """``text`` with each lone UTF-16 surrogate in it replaced by U+FFFD.
+
+    A Python string may hold one (a JSON escape, an undecodable file name) and neither UTF-8
+    nor the databases can: text that quotes what a bot or a client sent is written through
+    this, so that no input can make a write fail.
+    """
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
 
 
 def enum_or_none(kind: type[E], text: str | None) -> E | None:
@@ -154,6 +195,21 @@ class Dialect:
     retry: Callable[[BaseException], bool] = lambda _exc: False
     """Errors after which a work runs again (PostgreSQL's serialization failures and
     deadlocks between nodes)."""
+    unavailable: Callable[[BaseException], bool] = lambda _exc: False
+    """Whether an error of the driver says that the database cannot be reached now, rather
+    than that a statement was wrong: such errors become :class:`StoreUnavailableError`."""
+
+    def failure(self, exc: BaseException, doing: str) -> StoreError:
+        """``exc``, met while ``doing`` something, as the store's error: a
+        :class:`StoreUnavailableError` when it says the database cannot be reached now."""
+        error: StoreError
+        if isinstance(exc, StoreUnavailableError) or self.unavailable(exc):
+            log.warning("the store cannot be reached now: %s: %s", doing, exc)
+            error = StoreUnavailableError(f"{doing}: {exc}")
+        else:
+            error = StoreError(f"{doing}: {exc!r}")
+        error.__cause__ = exc
+        return error
 
 
 class Link(Protocol):
@@ -255,7 +311,7 @@ class Database:
         try:
             running = self._writer.run(_run_batch, self.dialect, [work for work, _ in batch])
         except Exception as exc:  # the writer is closed
-            _fail(batch, StoreError(f"the store writer failed: {exc!r}"))
+            _fail(batch, self.dialect.failure(exc, "the store writer failed"))
             return
         self._batch = running
         running.add_done_callback(lambda done: self._batch_done(batch, done))
@@ -266,7 +322,7 @@ class Database:
         if done.cancelled():
             _fail(batch, StoreError("the store writer stopped"))
         elif (exc := done.exception()) is not None:
-            _fail(batch, StoreError(f"the store writer failed: {exc!r}"))
+            _fail(batch, self.dialect.failure(exc, "the store writer failed"))
         else:
             for (_, future), (ok, value) in zip(batch, done.result(), strict=True):
                 if future.done():
@@ -289,11 +345,18 @@ class Database:
 
         The reader is given back even if the read is cancelled: a connection runs its calls
         in order on its thread, so the next read waits for the cancelled one's query there.
+
+        :raises StoreUnavailableError: when the database cannot be reached now (other
+            errors of the driver, such as a statement's, are raised as they are).
         """
         free = self._free
         reader = free.get_nowait() if free.qsize() else await free.get()
         try:
             return await reader.run(work)
+        except self.dialect.errors as exc:
+            if self.dialect.unavailable(exc):
+                raise self.dialect.failure(exc, "a read failed") from exc
+            raise
         finally:
             free.put_nowait(reader)
 
@@ -342,9 +405,12 @@ def _run_batch(conn: Transactional, dialect: Dialect,
         results = [work(conn) for work in works]
         conn.execute("COMMIT")
         return [(True, result) for result in results]
-    except Exception:
+    except Exception as exc:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
+        if dialect.unavailable(exc):  # no work could run alone either
+            return [(False, dialect.failure(exc, "a write transaction failed"))
+                    for _ in works]
     return [_run_alone(conn, dialect, work) for work in works]
 
 
@@ -360,7 +426,7 @@ def _run_alone(conn: Transactional, dialect: Dialect,
                 conn.execute("ROLLBACK")
             if dialect.retry(exc) and attempt < RETRIES:
                 continue
-            return False, StoreError(f"a write transaction failed: {exc}")
+            return False, dialect.failure(exc, "a write transaction failed")
         except Exception as exc:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")

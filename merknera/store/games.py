@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from merknera.games.base import JSON, Outcome, SeatResult, Termination
 from merknera.protocol.faults import FaultKind
 from merknera.store import logs, ratings
-from merknera.store.db import IDS, Connection, Database, Row, enum_or_none, now
+from merknera.store.db import IDS, Connection, Database, Row, enum_or_none, now, storable
 
 
 class GameStatus(enum.Enum):
@@ -236,7 +236,8 @@ def record_moves(db: Database, game_id: int, calls: Sequence[LoggedCall],
     rows = [(game_id, call.seq, call.seat,
              None if call.fault is not None else json.dumps(call.move), call.request,
              call.reply, call.latency_ms, None if call.fault is None else call.fault.value,
-             call.fault_detail, stamp, game_id, *(() if node is None else (node,)))
+             None if call.fault_detail is None else storable(call.fault_detail), stamp,
+             game_id, *(() if node is None else (node,)))
             for call in calls]
     # One statement a row, each inserting only while the game runs: in one transaction the
     # game cannot finish between rows, so all go in or none.  On PostgreSQL the game's row
@@ -252,31 +253,35 @@ def record_moves(db: Database, game_id: int, calls: Sequence[LoggedCall],
 
 
 async def finish(db: Database, game_id: int, outcome: Outcome, final_state: JSON,
-                 log_lines: Sequence[tuple[int, str]] = (), node: str | None = None) -> bool:
-    """Record how a game ended, once, with the bots' log lines about it.
+                 log_lines: Sequence[tuple[int, str]] = (), node: str | None = None,
+                 rates: bool = True) -> bool:
+    """Record how a game ended, once, with the bots' log lines about it (``rates`` false:
+    its result changes no rating, see :func:`merknera.scheduler.play.rates`).
 
     Returns False (and changes nothing) if the game had finished already, or (``node``
     given) is not leased to ``node`` any more.
     """
     stamp = now()
     return await db.transaction(
-        lambda conn: finish_in(conn, game_id, outcome, final_state, log_lines, stamp, node))
+        lambda conn: finish_in(conn, game_id, outcome, final_state, log_lines, stamp, node,
+                               rates))
 
 
 def finish_in(conn: Connection, game_id: int, outcome: Outcome, final_state: JSON,
               log_lines: Sequence[tuple[int, str]], stamp: str,
-              node: str | None = None) -> bool:
-    """:func:`finish` inside a write transaction; a game with a result is queued for rating
-    in it too (:func:`merknera.store.ratings.queue_in`)."""
-    # The update returns the number of seats (numbered from 0): one statement fewer
-    # than reading them.
+              node: str | None = None, rates: bool = True) -> bool:
+    """:func:`finish` inside a write transaction; a rated game with a result is queued for
+    rating in it too (:func:`merknera.store.ratings.queue_in`)."""
+    # The update returns the number of seats (numbered from 0) and whether the game is
+    # rated: one statement fewer than reading them.
     finished = conn.execute(
         "UPDATE games SET status = 'FINISHED', outcome = ?, reason = ?, detail = ?, "
-        "final_state = ?, finished_at = ?, started_at = COALESCE(started_at, ?) "
+        "final_state = ?, finished_at = ?, started_at = COALESCE(started_at, ?), "
+        "rated = rated * ? "
         "WHERE id = ? AND status != 'FINISHED'" + ("" if node is None else " AND node = ?")
-        + " RETURNING (SELECT COUNT(*) FROM seats WHERE seats.game_id = games.id)",
-        (summarise(outcome).value, outcome.termination.value, outcome.detail,
-         json.dumps(final_state), stamp, stamp, game_id,
+        + " RETURNING (SELECT COUNT(*) FROM seats WHERE seats.game_id = games.id), rated",
+        (summarise(outcome).value, outcome.termination.value, storable(outcome.detail),
+         json.dumps(final_state), stamp, stamp, int(rates), game_id,
          *(() if node is None else (node,)))).fetchone()
     if finished is None:
         return False
@@ -287,7 +292,7 @@ def finish_in(conn: Connection, game_id: int, outcome: Outcome, final_state: JSO
           None if outcome.scores is None else outcome.scores[seat], game_id, seat)
          for seat in range(finished[0])])
     logs.add_many(conn, [(bot_id, message, game_id) for bot_id, message in log_lines], stamp)
-    if outcome.ranks is not None:
+    if outcome.ranks is not None and finished[1]:
         # Its place in the rating queue commits with the result (games without a result
         # are not rated).
         ratings.queue_in(conn, game_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from merknera.store.db import Connection, Database, now
+from merknera.store.db import Connection, Database, now, storable
 
 MAX_MESSAGE = 2000
 
@@ -34,7 +34,8 @@ def add_many(conn: Connection, lines: Sequence[tuple[int, str, int | None]],
     stamp = stamp or now()
     conn.executemany(
         "INSERT INTO bot_log (bot_id, game_id, message, created_at) VALUES (?, ?, ?, ?)",
-        [(bot_id, game_id, message[:MAX_MESSAGE], stamp) for bot_id, message, game_id in lines])
+        [(bot_id, game_id, storable(message[:MAX_MESSAGE]), stamp)
+         for bot_id, message, game_id in lines])
 
 
 async def write(db: Database, bot_id: int, message: str, game_id: int | None = None) -> None:

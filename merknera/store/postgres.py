@@ -32,7 +32,15 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import RowMaker
 from psycopg.types.numeric import FloatLoader
 
-from merknera.store.db import Database, Dialect, Params, StoreError, migrations, split_statements
+from merknera.store.db import (
+    Database,
+    Dialect,
+    Params,
+    StoreError,
+    StoreUnavailableError,
+    migrations,
+    split_statements,
+)
 from merknera.threads import as_helper
 
 T = TypeVar("T")
@@ -46,7 +54,27 @@ def _retry(exc: BaseException) -> bool:
     return isinstance(exc, psycopg.errors.SerializationFailure | psycopg.errors.DeadlockDetected)
 
 
-POSTGRESQL = Dialect(begin="BEGIN", errors=(psycopg.Error,), retry=_retry)
+UNAVAILABLE_STATES = ("08", "53", "57P01", "57P02", "57P03")
+"""SQLSTATEs (classes and codes) of a server that cannot serve now: connection exceptions,
+insufficient resources (too many connections, disk full, out of memory), and a server
+shutting down, crashed or starting up."""
+
+
+def unavailable(exc: BaseException) -> bool:
+    """Whether ``exc`` says that the server cannot be reached or cannot serve now (stopped,
+    restarting, the connection lost), rather than that a statement was wrong.
+
+    psycopg raises OperationalError without a SQLSTATE for the failures of the connection
+    itself (refused, closed, lost); a statement's errors carry the server's SQLSTATE.
+    """
+    if not isinstance(exc, psycopg.OperationalError):
+        return False
+    state = exc.sqlstate
+    return state is None or state.startswith(UNAVAILABLE_STATES)
+
+
+POSTGRESQL = Dialect(begin="BEGIN", errors=(psycopg.Error,), retry=_retry,
+                     unavailable=unavailable)
 
 
 def redacted(url: str) -> str:
@@ -180,7 +208,8 @@ def connect_sync(url: str) -> PgConnection:
         raw: psycopg.Connection[PgRow] = psycopg.connect(url, autocommit=True, row_factory=_rows,
                                                          connect_timeout=30)
     except psycopg.Error as exc:
-        raise StoreError(f"cannot connect to {redacted(url)}: {exc}") from exc
+        failed = StoreUnavailableError if unavailable(exc) else StoreError
+        raise failed(f"cannot connect to {redacted(url)}: {exc}") from exc
     # SUM and AVG give NUMERIC, which psycopg reads as Decimal; SQLite gives floats.
     raw.adapters.register_loader("numeric", FloatLoader)
     return PgConnection(raw)

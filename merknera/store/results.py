@@ -3,16 +3,19 @@ leaderboards."""
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from merknera.protocol.excerpt import excerpt
-from merknera.protocol.jsonrpc import EnvelopeError, loads
+from merknera.protocol.excerpt import EXCERPT, excerpt
+from merknera.protocol.strict_json import BadJSONError, loads
 from merknera.ratings import DEFAULT, Rating, bands, rank_key
 from merknera.store import ratings as rating_store
 from merknera.store.db import IDS, Connection, Database, Row
 from merknera.store.games import GameStatus
+from merknera.work import UNLIMITED, Deadline
 
 _BOT_COLUMNS = (
     "bots.id, bots.name, bots.version, bots.game, users.name AS owner, bots.status, "
@@ -168,7 +171,11 @@ async def list_games(db: Database, query: GameFilter) -> list[dict[str, Any]]:
 
 
 async def _seats(db: Database, game_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
-    rows = await db.fetchall(
+    return await db.read(functools.partial(_seats_in, game_ids=game_ids))
+
+
+def _seats_in(conn: Connection, game_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+    rows = conn.execute(
         "SELECT seats.game_id, seats.seat, seats.bot_id, bots.name, bots.version, bots.protocol, "
         "seats.result, seats.rank, seats.score FROM seats JOIN bots ON bots.id = seats.bot_id "
         f"WHERE seats.game_id IN {IDS} ORDER BY seats.game_id, seats.seat",
@@ -187,35 +194,146 @@ def _json_or_text(text: str | None) -> Any:
     try:
         # A bot's reply may be anything, deeply nested JSON included: decode it safely.
         return loads(text)
-    except EnvelopeError:
+    except BadJSONError:
         return text
 
 
-async def get_game(db: Database, game_id: int) -> dict[str, Any] | None:
-    """A game with its seats, outcome and every call of its move log."""
-    row = await db.fetchone("SELECT * FROM games WHERE id = ?", (game_id,))
+@dataclass(frozen=True)
+class StoredGame:
+    """A game as the store holds it, its JSON not decoded yet: :meth:`summary` and
+    :meth:`moves` decode it (CPU work for a long game or long calls: off the event loop)."""
+
+    row: dict[str, Any]
+    seats: list[dict[str, Any]]
+    move_rows: list[Row]
+    calls_of: frozenset[int] | None
+    """The seats whose calls' bodies were read (None: every seat's)."""
+
+    @property
+    def running(self) -> bool:
+        """Whether the game is not finished yet."""
+        return bool(self.row["status"] != GameStatus.FINISHED.value)
+
+    @property
+    def body_chars(self) -> int:
+        """Characters of the calls' bodies read."""
+        return sum(len(m["request"] or "") + len(m["reply"] or "") for m in self.move_rows)
+
+    def shows_calls_of(self, seat: int) -> bool:
+        """Whether the bodies of the calls of ``seat`` were read."""
+        return self.calls_of is None or seat in self.calls_of
+
+    def summary(self) -> dict[str, Any]:
+        """The game's columns, its JSON decoded, and its seats."""
+        game = dict(self.row)
+        # A gateway's handle lets its holder move (a Kalaha board, a person's game in the
+        # browser): it is the client's, never shown.
+        del game["handle"]
+        game["rated"] = bool(game["rated"])
+        game["settings"] = json.loads(game["settings"])
+        game["final_state"] = _json_or_text(game["final_state"])
+        game["seats"] = [dict(seat) for seat in self.seats]
+        return game
+
+    def moves(self, deadline: Deadline = UNLIMITED) -> Iterator[dict[str, Any]]:
+        """Each call of the move log read, decoded (``request`` and ``reply`` None for the
+        seats whose bodies were not read; ``reply_excerpt`` the start of a faulty reply).
+
+        :raises TimeLimitError: once ``deadline`` has passed.
+        """
+        for m in self.move_rows:
+            deadline.check()
+            yield {"seq": m["seq"], "seat": m["seat"], "move": _json_or_text(m["move"]),
+                   "request": _json_or_text(m["request"]), "reply": _json_or_text(m["reply"]),
+                   "reply_excerpt": None if m["reply_head"] is None else excerpt(m["reply_head"]),
+                   "latency_ms": m["latency_ms"], "fault": m["fault"],
+                   "fault_detail": m["fault_detail"], "created_at": m["created_at"]}
+
+
+class BodiesTooLongError(Exception):
+    """The calls asked for carry more characters of bodies than one answer may."""
+
+
+@dataclass(frozen=True)
+class CallsSize:
+    """How many calls a read of a game's move log takes, and the characters of their
+    bodies: known from the store before the bodies are read."""
+
+    calls: int
+    chars: int
+    fit: int
+    """Of the calls, how many come first within the characters asked for."""
+    last: int
+    """The last call's move number (0: none)."""
+
+
+def calls_size(conn: Connection, game_id: int, calls_of: frozenset[int] | None,
+               after: int = 0, limit: int | None = None, most_chars: int = 0) -> CallsSize:
+    """The size of :func:`read_game`'s read of the same calls (``fit``: within
+    ``most_chars``), counted by the store without reading the bodies out."""
+    request, reply, params = _bodies_of(calls_of)
+    calls, fit, chars, last = conn.execute(
+        "SELECT count(*), coalesce(sum(CASE WHEN upto <= ? THEN 1 ELSE 0 END), 0), "
+        "coalesce(max(upto), 0), coalesce(max(seq), 0) FROM (SELECT seq, "
+        "sum(chars) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS upto FROM "
+        f"(SELECT seq, coalesce(length({request}), 0) + coalesce(length({reply}), 0) "
+        f"AS chars {_CALLS}) AS calls) AS sized",
+        (most_chars, *params, *_bounds(game_id, after, limit))).fetchone()
+    return CallsSize(int(calls), int(chars), int(fit), int(last))
+
+
+def read_game(conn: Connection, game_id: int, calls_of: frozenset[int] | None,
+              after: int = 0, limit: int | None = None,
+              most_chars: int | None = None) -> StoredGame | None:
+    """A game with its seats and its move log after move ``after`` (at most ``limit``
+    calls), reading the calls' bodies (``request``, ``reply``) of the seats ``calls_of``
+    only (None: of every seat), and of faulty replies only their first
+    :data:`~merknera.protocol.excerpt.EXCERPT` characters and one; None if there is no
+    such game.
+
+    :raises BodiesTooLongError: when the bodies of more than one call are read and come
+        to more than ``most_chars`` characters (counted by the store before they are read).
+    """
+    row = conn.execute("SELECT * FROM games WHERE id = ?", (game_id,)).fetchone()
     if row is None:
         return None
-    game = _dict(row)
-    # A gateway's handle lets its holder move (a Kalaha board, a person's game in the
-    # browser): it is the client's, never shown.
-    del game["handle"]
-    game["rated"] = bool(game["rated"])
-    game["settings"] = json.loads(game["settings"])
-    game["final_state"] = _json_or_text(game["final_state"])
-    game["seats"] = (await _seats(db, [game_id])).get(game_id, [])
-    moves = await db.fetchall(
-        "SELECT seq, seat, move, request, reply, latency_ms, fault, fault_detail, created_at "
-        "FROM moves WHERE game_id = ? ORDER BY seq", (game_id,))
-    game["moves"] = [
-        {"seq": m["seq"], "seat": m["seat"], "move": _json_or_text(m["move"]),
-         "request": _json_or_text(m["request"]), "reply": _json_or_text(m["reply"]),
-         "reply_excerpt": excerpt(m["reply"]) if m["fault"] is not None and m["reply"]
-         is not None else None,
-         "latency_ms": m["latency_ms"], "fault": m["fault"], "fault_detail": m["fault_detail"],
-         "created_at": m["created_at"]}
-        for m in moves]
-    return game
+    request, reply, params = _bodies_of(calls_of)
+    bounds = _bounds(game_id, after, limit)
+    if most_chars is not None and calls_of != frozenset():
+        size = calls_size(conn, game_id, calls_of, after, limit, most_chars)
+        if size.calls > 1 and size.chars > most_chars:
+            raise BodiesTooLongError(
+                f"the {size.calls} calls of game {game_id} after move {after} asked for "
+                f"carry {size.chars:,} characters of bodies, more than the {most_chars:,} "
+                f"one answer may carry: ask for {max(1, size.fit)} at a time (limit), then "
+                "those after them (after)")
+        bounds[2] = size.last  # the calls counted, whatever was stored since
+    moves = list(conn.execute(
+        f"SELECT seq, seat, move, {request} AS request, {reply} AS reply, "
+        "CASE WHEN fault IS NOT NULL THEN substr(reply, 1, ?) END AS reply_head, "
+        f"latency_ms, fault, fault_detail, created_at {_CALLS}",
+        (*params, EXCERPT + 1, *bounds)))
+    return StoredGame(_dict(row), _seats_in(conn, [game_id]).get(game_id, []), moves,
+                      calls_of)
+
+
+_CALLS = "FROM moves WHERE game_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?"
+"""The calls of a read of a move log (:func:`_bounds` gives its parameters)."""
+
+
+def _bounds(game_id: int, after: int, limit: int | None) -> list[int]:
+    return [game_id, after, 2**62, 2**62 if limit is None else limit]
+
+
+def _bodies_of(calls_of: frozenset[int] | None) -> tuple[str, str, tuple[str, ...]]:
+    """The columns of the bodies read (those of the seats ``calls_of`` only, None: every
+    seat's) and their parameters."""
+    if calls_of is None:
+        return "request", "reply", ()
+    shown = json.dumps(sorted(calls_of))
+    request, reply = (f"CASE WHEN seat IN {IDS} THEN {column} END"
+                      for column in ("request", "reply"))
+    return request, reply, (shown, shown)
 
 
 async def seat_owners(db: Database, game_id: int) -> dict[int, int]:

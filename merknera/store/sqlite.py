@@ -27,7 +27,24 @@ T = TypeVar("T")
 REBUILDS_TABLES = "-- rebuilds tables"
 """The first line of a migration that rebuilds tables (run with foreign keys off)."""
 
-SQLITE = Dialect(begin="BEGIN IMMEDIATE", errors=(sqlite3.Error,))
+UNAVAILABLE_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_IOERR,
+                               sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_FULL,
+                               sqlite3.SQLITE_PROTOCOL})
+"""SQLite's primary result codes of a file that cannot be used now: locked by another
+process (past the busy timeout), unreadable or unwritable (I/O errors, a file that cannot
+be opened, a full disk)."""
+
+
+def unavailable(exc: BaseException) -> bool:
+    """Whether ``exc`` says that the file cannot be used now, rather than that a statement
+    was wrong (both are ``sqlite3.OperationalError``: the result code tells them apart)."""
+    # An error raised by Python code rather than by SQLite has no result code.
+    code = getattr(exc, "sqlite_errorcode", None) if isinstance(
+        exc, sqlite3.OperationalError) else None
+    return code is not None and code & 0xFF in UNAVAILABLE_CODES
+
+
+SQLITE = Dialect(begin="BEGIN IMMEDIATE", errors=(sqlite3.Error,), unavailable=unavailable)
 
 
 class SqliteLink:

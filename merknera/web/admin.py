@@ -15,6 +15,7 @@ from aiohttp import web
 
 from merknera.games import JSON, REGISTRY
 from merknera.guard import GUARD_KEY
+from merknera.protocol import strict_json
 from merknera.scheduler.tournaments import FORMATS, EntrantsError
 from merknera.web.params import bearer_token, json_integer, whole_number
 from merknera.web.query import error_text
@@ -52,9 +53,10 @@ def _error(kind: type[web.HTTPError], message: str, **headers: str) -> web.HTTPE
                 headers=headers or None)
 
 
-async def _ops(request: web.Request) -> AdminOps:
-    """The platform, once the caller has shown the admin token (a client that keeps
-    showing wrong ones is slowed down: 429)."""
+async def admin_ops(request: web.Request) -> AdminOps:
+    """The platform, once the caller has shown the admin token: 401 without a token, 403
+    with another (a client that keeps showing wrong ones is slowed down: 429).  The one
+    check of the admin token, for every route that needs it."""
     ops = request.app[OPS_KEY]()
     token = bearer_token(request)
     if not token:
@@ -89,9 +91,9 @@ async def _body(request: web.Request) -> dict[str, Any]:
     if not request.can_read_body:
         return {}
     try:
-        body = await request.json()
-    except ValueError:
-        raise _error(web.HTTPBadRequest, "the body must be JSON") from None
+        body = strict_json.loads(await request.read())
+    except strict_json.BadJSONError as exc:
+        raise _error(web.HTTPBadRequest, f"the body must be JSON: {exc}") from None
     if not isinstance(body, dict):
         raise _error(web.HTTPBadRequest, "the body must be a JSON object")
     return body
@@ -108,7 +110,7 @@ def _reason(body: dict[str, Any], default: str) -> str:
 @routes.post("/api/admin/bots/{id}/disable")
 async def disable_bot(request: web.Request) -> web.Response:
     """Take a bot out of play (its unfinished games end without a result)."""
-    ops = await _ops(request)
+    ops = await admin_ops(request)
     bot_id = _bot_id(request)
     reason = _reason(await _body(request), "disabled by an admin")
     if not await ops.disable_bot(bot_id, reason[:500]):
@@ -120,7 +122,7 @@ async def disable_bot(request: web.Request) -> web.Response:
 @routes.post("/api/admin/bots/{id}/enable")
 async def enable_bot(request: web.Request) -> web.Response:
     """Put a disabled bot back in play."""
-    ops = await _ops(request)
+    ops = await admin_ops(request)
     bot_id = _bot_id(request)
     if not await ops.enable_bot(bot_id):
         raise _error(web.HTTPConflict, f"bot {bot_id} is not disabled")
@@ -131,7 +133,7 @@ async def enable_bot(request: web.Request) -> web.Response:
 async def suspend_user(request: web.Request) -> web.Response:
     """Suspend a user: their registrations are refused and their current bots disabled
     (their unfinished games end without a result) until the suspension is lifted."""
-    ops = await _ops(request)
+    ops = await admin_ops(request)
     name = request.match_info["name"]
     reason = _reason(await _body(request), "suspended by an admin")
     disabled = await ops.suspend_user(name, reason[:500])
@@ -143,7 +145,7 @@ async def suspend_user(request: web.Request) -> web.Response:
 @routes.post("/api/admin/users/{name}/unsuspend")
 async def unsuspend_user(request: web.Request) -> web.Response:
     """Lift a user's suspension; the bots it disabled play again once they answer."""
-    ops = await _ops(request)
+    ops = await admin_ops(request)
     name = request.match_info["name"]
     enabled = await ops.unsuspend_user(name)
     if enabled is None:
@@ -154,19 +156,19 @@ async def unsuspend_user(request: web.Request) -> web.Response:
 @routes.get("/api/admin/ladder")
 async def ladder_state(request: web.Request) -> web.Response:
     """OFF, PAUSED or RUNNING."""
-    return web.json_response({"ladder": (await _ops(request)).ladder_state()})
+    return web.json_response({"ladder": (await admin_ops(request)).ladder_state()})
 
 
 @routes.post("/api/admin/ladder/pause")
 async def pause_ladder(request: web.Request) -> web.Response:
     """Stop scheduling ladder games (games under way go on)."""
-    return web.json_response({"ladder": (await _ops(request)).set_ladder_paused(True)})
+    return web.json_response({"ladder": (await admin_ops(request)).set_ladder_paused(True)})
 
 
 @routes.post("/api/admin/ladder/resume")
 async def resume_ladder(request: web.Request) -> web.Response:
     """Schedule ladder games again."""
-    return web.json_response({"ladder": (await _ops(request)).set_ladder_paused(False)})
+    return web.json_response({"ladder": (await admin_ops(request)).set_ladder_paused(False)})
 
 
 @routes.post("/api/admin/tournaments")
@@ -177,7 +179,7 @@ async def create_tournament(request: web.Request) -> web.Response:
     allow (more round-robin cycles than :data:`MAX_CYCLES`) 422; terms the current bots do
     not allow (too few, unknown ones, as many Swiss rounds as entrants) 409.
     """
-    ops = await _ops(request)
+    ops = await admin_ops(request)
     body = await _body(request)
     game, fmt, rounds = body.get("game"), body.get("format"), json_integer(body.get("rounds"))
     if not isinstance(game, str) or game not in REGISTRY:

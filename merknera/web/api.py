@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,19 +22,23 @@ from merknera.store import bots as bot_store
 from merknera.store import tournaments as tournament_store
 from merknera.store.games import GameStatus
 from merknera.store.results import (
+    BodiesTooLongError,
     GameFilter,
+    StoredGame,
+    calls_size,
     get_bot,
-    get_game,
     leaderboard,
     list_bots,
     list_games,
-    move_log,
+    read_game,
     seat_owners,
 )
 from merknera.web import replay, views
 from merknera.web.admin import OPS_KEY, is_admin_token
 from merknera.web.params import bearer_token, whole_number
 from merknera.web.query import FLAG, ChoiceParam, IntParam, error_text
+from merknera.web.replays import Replays, RunningFullError
+from merknera.work import UNLIMITED, BusyError, Deadline, TimeLimitError, Work
 
 DB_KEY: web.AppKey[Callable[[], Database]] = web.AppKey("database")
 """How handlers reach the store: set once when the app is built, before the store opens."""
@@ -42,8 +47,10 @@ GAMES_KEY: web.AppKey[Callable[[], dict[str, AnyGame]]] = web.AppKey("games")
 PUBLIC_URL_KEY: web.AppKey[str] = web.AppKey("public_url", str)
 """The configured public base URL ("" when bots and people reach the platform as they
 address it)."""
-REPLAYS_KEY: web.AppKey[replay.ReplayCache] = web.AppKey("replays", replay.ReplayCache)
-"""Finished games' replays, encoded."""
+REPLAYS_KEY: web.AppKey[Replays] = web.AppKey("replays", Replays)
+"""The games' replays, shared by every request and live stream."""
+WORK_KEY: web.AppKey[Work] = web.AppKey("work", Work)
+"""Where answers that cost more than a few milliseconds of CPU are made (off the loop)."""
 
 routes = web.RouteTableDef()
 
@@ -62,6 +69,8 @@ LOG_LIMIT = IntParam("limit", "At most this many entries", high=1000, default=20
 BEFORE = IntParam("before", "Only those with a smaller id")
 BOT = IntParam("bot", "Only games of this bot id")
 STATUS = ChoiceParam("status", "Only games in this status", tuple(GameStatus.__members__))
+MOVES_AFTER = IntParam("after", "Only the calls after this move number", low=0, default=0)
+MOVES_LIMIT = IntParam("limit", "At most this many calls (all when left out)")
 BOT_A = IntParam("a", "A bot id", required=True)
 BOT_B = IntParam("b", "Another bot id (the same one: no games)", required=True)
 STATES = ChoiceParam(
@@ -176,31 +185,147 @@ async def _viewer(request: web.Request,
 
 
 @routes.get("/api/games/{id}")
-async def game_detail(request: web.Request) -> web.Response:
-    """A game: seats, outcome and reason, and every move with its latency and fault.
+async def game_detail(request: web.Request) -> web.StreamResponse:
+    """A game: seats, outcome and reason, and every move with its latency and fault (those
+    after move ``after``, at most ``limit`` of them).
 
     The bodies of the calls (``request``, ``reply``) are shown only to the owner of the
     bot called (``Authorization: Bearer <token>``) and to the admin: a bot's endpoint may
     be anything that answers HTTP, and the platform must not publish what it answered.
-    Anybody sees ``reply_excerpt``, the start of a faulty reply.
+    Anybody sees ``reply_excerpt``, the start of a faulty reply.  The bodies of the
+    others' calls are not even read, and one answer carries at most
+    :data:`ANSWER_BODY_CHARS` characters of bodies (422 beyond, saying how many calls
+    fit).  A short log is read and answered at once; a long one, or long bodies, take the
+    request's place (:class:`~merknera.work.Place`) before their bodies are read, are
+    decoded and encoded off the event loop, and sent a piece at a time.
     """
     game_id = _path_id(request)
+    after, limit = MOVES_AFTER.read(request), MOVES_LIMIT.read(request)
+    assert after is not None
     viewer = await _viewer(request)
     db = request.app[DB_KEY]()
-    game = await get_game(db, game_id)
-    if game is None:
-        raise _not_found(f"no game with id {game_id}")
-    owners = await seat_owners(db, game_id)
-    running = game["status"] != "FINISHED"
-    if running and not viewer.admin:
+    calls_of = None
+    if not viewer.admin:
+        owners = await seat_owners(db, game_id)
+        calls_of = frozenset(seat for seat, owner in owners.items()
+                             if viewer.sees_calls_of(owner))
+    read = functools.partial(read_game, game_id=game_id, calls_of=calls_of, after=after,
+                             limit=limit, most_chars=ANSWER_BODY_CHARS)
+    try:
+        size = None if calls_of == frozenset() else await db.read(functools.partial(
+            calls_size, game_id=game_id, calls_of=calls_of, after=after, limit=limit))
+        if size is None or (size.calls <= INLINE_CALLS and size.chars <= INLINE_BODY_CHARS):
+            stored = await db.read(read)  # no bodies, or short ones: a short read
+            if stored is None:
+                raise _not_found(f"no game with id {game_id}")
+            made = functools.partial(_game_json, stored, viewer.admin)
+            if len(stored.move_rows) <= INLINE_CALLS:
+                return await send(request, made(UNLIMITED), charset="utf-8")
+            async with request.app[WORK_KEY].place(_client(request)) as place:
+                return await send(request, await place.run(made), charset="utf-8")
+        async with request.app[WORK_KEY].place(_client(request)) as place:
+            async with place.reading():
+                stored = await db.read(read)
+            if stored is None:
+                raise _not_found(f"no game with id {game_id}")
+            made = functools.partial(_game_json, stored, viewer.admin)
+            return await send(request, await place.run(made), charset="utf-8")
+    except BodiesTooLongError as exc:
+        raise web.HTTPUnprocessableEntity(text=error_text(str(exc)),
+                                          content_type="application/json") from None
+    except BusyError as exc:
+        raise busy(exc) from None
+    except TimeLimitError:
+        raise web.HTTPServiceUnavailable(
+            text=error_text(f"game {game_id}'s calls take longer to decode than one "
+                            "request may make the platform work: ask for fewer at a "
+                            "time (limit, after)"),
+            content_type="application/json", headers={"Retry-After": "1"}) from None
+
+
+INLINE_CALLS = 200
+"""Calls of a move log few enough to decode and encode on the event loop itself (a 9x9
+Hexagons game's, without their bodies)."""
+INLINE_BODY_CHARS = 64 * 1024
+"""Characters of the calls' bodies few enough to decode on the event loop itself: a game's
+answer that is larger, or has more calls, is made by a worker."""
+ANSWER_BODY_CHARS = 4 * 1024 * 1024
+"""Characters of the calls' bodies one answer may carry (every call of a 9x9 Hexagons game,
+requests and replies, or 64 of the longest replies a bot may send)."""
+PIECE = 256 * 1024
+"""Bytes of a long answer written at once (each within the send timeout)."""
+
+
+def _game_json(stored: StoredGame, admin: bool, deadline: Deadline) -> list[bytes]:
+    """The game as JSON, in pieces of about :data:`PIECE` bytes, hiding from others what
+    only the bots' owners (and the admin) may see (CPU work for a long game: done by a
+    worker)."""
+    game = stored.summary()
+    if stored.running and not admin:
         game["seed"] = None  # it gives the dice and the tile bag to come
-    for move in game["moves"]:
-        if viewer.sees_calls_of(owners.get(move["seat"])):
-            continue
-        move["request"] = move["reply"] = None
-        if running:
+    game["moves"] = []
+    # Move by move, as json.dumps(game) would write it: no one call holds the GIL long.
+    head = json.dumps(game)
+    pieces: list[bytes] = []
+    piece = [head[:-len("[]}")] + "["]
+    size = 0
+    for number, move in enumerate(stored.moves(deadline)):
+        if stored.running and not stored.shows_calls_of(move["seat"]):
             _hide_secrets(game["game"], move)
-    return web.json_response(game)
+        piece.append((", " if number else "") + json.dumps(move))
+        size += len(piece[-1])
+        if size >= PIECE:
+            pieces.append("".join(piece).encode("utf-8"))
+            piece, size = [], 0
+    piece.append("]}")
+    pieces.append("".join(piece).encode("utf-8"))
+    return pieces
+
+
+async def send(request: web.Request, pieces: Sequence[bytes], charset: str | None = None,
+               headers: Mapping[str, str] | None = None) -> web.StreamResponse:
+    """An answer of JSON made of ``pieces``: at once when short, else written about
+    :data:`PIECE` bytes at a time, each within the send timeout
+    (``stream_send_timeout``): a client that does not take its answer has its connection
+    reset, so that what is queued for it goes with it."""
+    size = sum(len(piece) for piece in pieces)
+    if size <= PIECE:
+        return web.Response(body=b"".join(pieces), content_type="application/json",
+                            charset=charset, headers=headers)
+    response = web.StreamResponse(headers=headers)
+    response.content_type = "application/json"
+    if charset is not None:
+        response.charset = charset
+    response.content_length = size
+    await response.prepare(request)
+    if request.method == "HEAD":
+        return response
+    timeout = request.app[GUARD_KEY].config.stream_send_timeout
+    try:
+        for piece in pieces:
+            view = memoryview(piece)
+            for at in range(0, len(view), PIECE):
+                async with asyncio.timeout(timeout):
+                    await response.write(view[at:at + PIECE])
+    except TimeoutError:
+        if request.transport is not None:
+            request.transport.abort()
+    except ConnectionResetError:
+        pass  # the client has gone
+    return response
+
+
+def _client(request: web.Request) -> str:
+    return request.app[GUARD_KEY].client(request)
+
+
+def busy(exc: BusyError) -> web.HTTPException:
+    """The answer to a request whose work was refused: 429 (the client has its share of
+    such work under way) or 503 (the platform has as much as it may), with
+    ``Retry-After``."""
+    kind = web.HTTPTooManyRequests if exc.status == 429 else web.HTTPServiceUnavailable
+    return kind(text=error_text(exc.message), content_type="application/json",
+                headers={"Retry-After": exc.retry_after_header})
 
 
 def _hide_secrets(mnemonic: str, move: dict[str, Any]) -> None:
@@ -255,27 +380,49 @@ async def tournament_detail(request: web.Request) -> web.Response:
 
 
 @routes.get("/api/games/{id}/replay")
-async def game_replay(request: web.Request) -> web.Response:
+async def game_replay(request: web.Request) -> web.StreamResponse:
     """A game move by move for viewers: the starting state, then a frame per row of the
     move log with the state after it (while the game runs, what players may not know is
-    hidden): keyframes and patches, or every state whole with ``?states=full``.  Finished
-    games' replays are cached; replays are built off the event loop."""
+    hidden): keyframes and patches, or every state whole with ``?states=full`` (of a
+    running game, while it has at most :data:`~merknera.web.replays.FULL_RUNNING_FRAMES`
+    frames: 409 beyond).  The frames are made once per game and extended as it goes on
+    (:mod:`merknera.web.replays`), off the event loop when there are more than a few; a
+    replay not kept already is made and sent in the request's place
+    (:class:`~merknera.work.Place`)."""
     game_id = _path_id(request)
     states = replay_states(request)
-    cache = request.app[REPLAYS_KEY]
-    encoded = cache.get((game_id, states))
-    if encoded is None:
-        db = request.app[DB_KEY]()
-        header = await load_replay_header(request, game_id)
-        rows = await db.read(functools.partial(move_log, game_id=game_id))
-        encoded = await asyncio.to_thread(replay.encode, header, rows, states)
-        if header.start.status is GameStatus.FINISHED:
-            cache.put((game_id, states), encoded)
+    replays = request.app[REPLAYS_KEY]
+    encoded = replays.cached(game_id, states)
+    if encoded is not None:
+        return await _send_replay(request, encoded)
+    header = await load_replay_header(request, game_id)
+    try:
+        async with request.app[WORK_KEY].place(_client(request)) as place:
+            encoded = await replays.replay(request.app[DB_KEY](), header, states, place)
+            return await _send_replay(request, encoded)
+    except BusyError as exc:
+        raise busy(exc) from None
+    except TimeLimitError:
+        raise still_building() from None
+    except RunningFullError as exc:
+        raise web.HTTPConflict(text=error_text(str(exc)),
+                               content_type="application/json") from None
+
+
+async def _send_replay(request: web.Request, encoded: replay.EncodedReplay
+                       ) -> web.StreamResponse:
     if "gzip" in request.headers.get("Accept-Encoding", ""):
-        return web.Response(body=encoded.gzipped, content_type="application/json",
-                            headers={"Content-Encoding": "gzip", "Vary": "Accept-Encoding"})
-    return web.Response(body=encoded.plain, content_type="application/json",
-                        headers={"Vary": "Accept-Encoding"})
+        return await send(request, [encoded.gzipped],
+                          headers={"Content-Encoding": "gzip", "Vary": "Accept-Encoding"})
+    return await send(request, [encoded.plain], headers={"Vary": "Accept-Encoding"})
+
+
+def still_building() -> web.HTTPServiceUnavailable:
+    """The answer to a request whose replay took longer to build than one request may
+    make the platform work (what was built is kept, so asking again goes on from there)."""
+    return web.HTTPServiceUnavailable(
+        text=error_text("the game's replay is still being built; ask again"),
+        content_type="application/json", headers={"Retry-After": "1"})
 
 
 def replay_states(request: web.Request) -> replay.States:

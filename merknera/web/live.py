@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import json
 import time
 from collections.abc import AsyncIterator
@@ -21,7 +20,7 @@ import aiohttp_jinja2
 from aiohttp import web
 
 from merknera.events import Event, EventBus
-from merknera.guard import GUARD_KEY, FullError, RateLimitedError, too_many
+from merknera.guard import GUARD_KEY, FullError, RateLimitedError, Stream, too_many
 from merknera.store import Database
 from merknera.store.games import GameStatus
 from merknera.store.results import (
@@ -29,18 +28,23 @@ from merknera.store.results import (
     bot_counts,
     game_status,
     list_games,
-    move_log,
     running_games,
 )
 from merknera.web import replay
 from merknera.web.api import (
     DB_KEY,
+    REPLAYS_KEY,
+    WORK_KEY,
     _path_id,
+    busy,
     load_replay_header,
     replay_states,
+    still_building,
 )
 from merknera.web.params import MAX_DIGITS, whole_number
 from merknera.web.query import BadQueryError, IntParam
+from merknera.web.replays import Replays, Shared
+from merknera.work import BusyError, Place, TimeLimitError
 
 routes = web.RouteTableDef()
 
@@ -51,8 +55,6 @@ POLL_SECONDS = 5.0
 """How often a stream looks at the store without being told (and sends a heartbeat)."""
 HOME_COALESCE = 1.0
 """The home page's stream sends at most one update a second, however busy the arena."""
-WRITE_SECONDS = 15.0
-"""How long a stream waits for its client to take what it was sent."""
 
 
 class Streams:
@@ -74,24 +76,20 @@ class Streams:
         429 when the client holds its share (``max_streams_per_client``), 503 when every
         place is taken and nobody can make room.
         """
-        guard = request.app[GUARD_KEY]
-        loop = asyncio.get_running_loop()
-        stream, turned_out = object(), loop.create_future()
-        try:
-            guard.streams.take(guard.client(request), stream,
-                               functools.partial(turned_out.set_result, None))
-        except RateLimitedError as exc:
-            raise too_many(exc) from None
-        except FullError:
-            raise web.HTTPServiceUnavailable(
-                text=json.dumps({"error": "too many live streams open; try again later"}),
-                content_type="application/json", headers={"Retry-After": "10"}) from None
-        closing = asyncio.ensure_future(self.closing.wait())
-        try:
-            yield Ends((closing, guard.connections.gone(request), turned_out))
-        finally:
-            closing.cancel()
-            guard.streams.give_back(stream)
+        with contextlib.ExitStack() as place:
+            try:
+                stream = place.enter_context(request.app[GUARD_KEY].stream(request))
+            except RateLimitedError as exc:
+                raise too_many(exc) from None
+            except FullError:
+                raise web.HTTPServiceUnavailable(
+                    text=json.dumps({"error": "too many live streams open; try again later"}),
+                    content_type="application/json", headers={"Retry-After": "10"}) from None
+            closing = asyncio.ensure_future(self.closing.wait())
+            try:
+                yield Ends((closing, *stream.ends), stream)
+            finally:
+                closing.cancel()
 
     async def home(self, request: web.Request, db: Database) -> str:
         """The home page's live part, rendered at most once per :data:`HOME_COALESCE`
@@ -116,21 +114,20 @@ async def _open_stream(request: web.Request) -> web.StreamResponse:
     return response
 
 
-def _event(name: str, data: str, event_id: int | None = None) -> bytes:
-    """One SSE message; every line of ``data`` gets its own ``data:`` field."""
-    lines = [f"event: {name}"]
-    if event_id is not None:
-        lines.append(f"id: {event_id}")
-    lines.extend(f"data: {line}" for line in data.split("\n"))
+def _event(name: str, data: str) -> bytes:
+    """One SSE message; every line of ``data`` gets its own ``data:`` field (a game's
+    frames, with their ids, are :func:`_frame_event`'s)."""
+    lines = [f"event: {name}", *(f"data: {line}" for line in data.split("\n"))]
     return ("\n".join(lines) + "\n\n").encode("utf-8")
 
 
 class Ends:
-    """What ends a stream: futures that are done when the platform stops or the client
-    has gone."""
+    """What ends a stream: futures that are done when the platform stops, the client has
+    gone or the stream's place went to a newcomer; and the stream's writes."""
 
-    def __init__(self, futures: tuple[asyncio.Future[Any], ...]) -> None:
+    def __init__(self, futures: tuple[asyncio.Future[Any], ...], stream: Stream) -> None:
         self.futures = futures
+        self.stream = stream
 
     def done(self) -> bool:
         """Whether the stream should end."""
@@ -150,16 +147,6 @@ async def _wait(queue: asyncio.Queue[Event], ends: Ends, within: float) -> bool:
     while not queue.empty():
         queue.get_nowait()
     return not ends.done()
-
-
-async def _send(response: web.StreamResponse, data: bytes) -> None:
-    """Write to a stream; a client that does not read what it is sent is let go
-    (:class:`ConnectionResetError`) rather than hold the stream's place for ever."""
-    try:
-        async with asyncio.timeout(WRITE_SECONDS):
-            await response.write(data)
-    except TimeoutError:
-        raise ConnectionResetError("the client does not read its stream") from None
 
 
 AFTER = IntParam("after", "Resume after this move number", low=0, default=0)
@@ -189,44 +176,109 @@ async def game_live(request: web.Request) -> web.StreamResponse:
     """A game's frames as they are stored (``frame`` events, id = the move number), then
     one ``end`` event.  Resumes after ``Last-Event-ID`` or ``?after=``.  Frames are as the
     replay's (``?states=`` likewise), and the first a stream sends is a keyframe, so that a
-    client needs nothing from before it."""
+    client needs nothing from before it.  Every stream of a game follows one shared log of
+    its frames (:mod:`merknera.web.replays`), and is sent a piece of its events at a time."""
     game_id = _path_id(request)
     after = _resume_point(request)
     states = replay_states(request)
     db: Database = request.app[DB_KEY]()
     header = await load_replay_header(request, game_id)
-    # Frames shown live hide what players may not know, to the end of the stream.
-    replayer = replay.Replayer(header, reveal=False, states=states)
+    replays, work = request.app[REPLAYS_KEY], request.app[WORK_KEY]
+    client = request.app[GUARD_KEY].client(request)
     streams = request.app[STREAMS_KEY]
-    # The place first: replaying what the client has seen is work a refused client must
-    # not make the platform do.
+    # The place first: catching up what the client has not seen is work a refused client
+    # must not make the platform do.
     async with streams.slot(request) as ends, \
             request.app[EVENTS_KEY].listen(game_id) as queue:
-        if after:  # the rows the client has seen already: applied, not sent
-            seen = await db.read(functools.partial(move_log, game_id=game_id, upto=after))
-            await asyncio.to_thread(replayer.skip, seen)
-        response = await _open_stream(request)
-        # A client that went away ends the stream at its next write.
-        with contextlib.suppress(ConnectionResetError):
-            while True:
-                # The status first: rows read after it was FINISHED are all the rows.
-                status = await game_status(db, game_id)
-                rows = await db.read(functools.partial(move_log, game_id=game_id,
-                                                       after=replayer.seq))
-                frames = await asyncio.to_thread(replayer.frames, rows)
-                for row, frame in zip(rows, frames, strict=False):
-                    await _send(response, _event(
-                        "frame", json.dumps(frame, ensure_ascii=False), row["seq"]))
-                if status is GameStatus.FINISHED or replayer.error is not None:
-                    await _send(response, _event("end", json.dumps(
-                        {"status": None if status is None else status.value,
-                         "error": replayer.error})))
-                    break
-                if not frames:
-                    await _send(response, b": still here\n\n")
-                if not await _wait(queue, ends, POLL_SECONDS):
-                    break
+        # Frames shown live hide what players may not know, to the end of the stream.
+        with replays.following(replays.shared(header, reveal=False)) as shared:
+            follower = _Follower(replays, shared, after, states)
+            try:  # the first look is the request's: refused (503, 429) if it cannot be had
+                async with work.place(client) as place:
+                    status = await game_status(db, game_id)
+                    await follower.look(db, status, place)
+                    piece = await follower.piece(place)
+            except BusyError as exc:
+                raise busy(exc) from None
+            except TimeLimitError:
+                raise still_building() from None
+            response = await _open_stream(request)
+            # A client that went away ends the stream at its next write.
+            with contextlib.suppress(ConnectionResetError):
+                while True:
+                    sent = piece is not None
+                    try:
+                        while piece is not None:
+                            await ends.stream.send(response, piece)
+                            piece = await follower.piece(None)
+                    except BusyError:
+                        pass  # the platform is busy: the next look goes on from there
+                    if follower.ended:
+                        await ends.stream.send(response, _event("end", json.dumps(
+                            {"status": None if status is None else status.value,
+                             "error": shared.log.error})))
+                        break
+                    if not sent:
+                        await ends.stream.send(response, b": still here\n\n")
+                    if not await _wait(queue, ends, POLL_SECONDS):
+                        break
+                    # The status first: rows read after it was FINISHED are all the rows.
+                    status = await game_status(db, game_id)
+                    try:
+                        async with work.place(None) as place:
+                            await follower.look(db, status, place)
+                        piece = await follower.piece(None)
+                    except (BusyError, TimeLimitError):
+                        piece = None  # the platform is busy: the next look catches up
+            await ends.stream.end(response)
     return response
+
+
+class _Follower:
+    """Where a live stream is in its game's shared frames."""
+
+    def __init__(self, replays: Replays, shared: Shared, after: int,
+                 states: replay.States) -> None:
+        self._replays = replays
+        self._shared = shared
+        self._after = after
+        self._states = states
+        self._next: int | None = None
+        """The index of the next frame to send (known once the log is caught up)."""
+        self._sent = False
+        self._over = False
+
+    @property
+    def ended(self) -> bool:
+        """Every frame is sent: the game is over, or its frames stopped early."""
+        return self._over and self._next is not None and self._next >= self._shared.log.count
+
+    async def look(self, db: Database, status: GameStatus | None, place: Place) -> None:
+        """Catch the log up with the rows stored since the last look (read after
+        ``status``), in ``place``."""
+        shared = self._shared
+        over = status is GameStatus.FINISHED
+        await self._replays.catch_up(shared, db, place, final=over)
+        if self._next is None:
+            self._next = shared.log.after(self._after)
+        self._over = over or shared.log.error is not None
+
+    async def piece(self, place: Place | None) -> bytes | None:
+        """The next piece of ``frame`` events of the frames not sent yet (None: all are
+        sent), made in ``place`` (in one of the platform's own when None)."""
+        start = self._next
+        if start is None or start >= self._shared.log.count:
+            return None
+        count, events = await self._replays.cut(self._shared, start, self._states,
+                                                not self._sent, _frame_event, place)
+        self._next, self._sent = start + count, True
+        return events
+
+
+def _frame_event(seq: int, frame: bytes) -> bytes:
+    """A ``frame`` event: compact JSON is one line (a line break in a string is escaped),
+    so its ``data`` is too."""
+    return b"event: frame\nid: %d\ndata: %s\n\n" % (seq, frame)
 
 
 @routes.get("/api/live", allow_head=False)
@@ -240,10 +292,11 @@ async def home_live(request: web.Request) -> web.StreamResponse:
         response = await _open_stream(request)
         with contextlib.suppress(ConnectionResetError):
             while True:
-                await _send(response, _event("home", await streams.home(request, db)))
+                await ends.stream.send(response, _event("home", await streams.home(request, db)))
                 if not await _wait(queue, ends, POLL_SECONDS * 6):
                     break
                 await asyncio.sleep(HOME_COALESCE)  # what comes meanwhile joins this update
+        await ends.stream.end(response)
     return response
 
 

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from merknera import work
+from merknera.names import LONGEST_SECRET, SHORTEST_SECRET
 from merknera.openapi import JSONSchema, answer, document, refusals
 from merknera.scheduler.tournaments import FORMATS, MAX_CYCLES
+from merknera.store.db import StoreUnavailableError
 from merknera.store.games import GameStatus
-from merknera.web import api, live, play
+from merknera.web import api, live, play, replays
 from merknera.web.openapi_schemas import GAME as GAME_ENUM
-from merknera.web.openapi_schemas import PLAYABLE_GAME, SCHEMAS, STAMP, ref
+from merknera.web.openapi_schemas import PLAYABLE_GAME, SCHEMAS, ref
 from merknera.web.play import UNUSABLE_NAME
 from merknera.web.query import MAX_ID
 from merknera.web.replay import States
@@ -46,29 +49,53 @@ def _play_errors(*statuses: int) -> JSONSchema:
     return refusals(_PLAY_REFUSALS, ref("Error"), statuses)
 
 
+_UNAVAILABLE = ("the arena's database cannot be reached (it may be restarting: "
+                f"Retry-After is {StoreUnavailableError.retry_after} s)")
+
+
+_NOT_JSON = ("The body is not typed application/json (Content-Type): a page of another origin "
+             "cannot send that without asking first (CORS), and this site allows none")
 _API_REFUSALS = {400: "A query value is not usable", 401: "No token was sent",
-            403: "The token may not do this", 404: "No such id",
+            403: "The token may not do this; or (a call without a body) a page of another "
+                 "origin sent it (Origin)", 404: "No such id",
             409: "The change is not possible now",
+            415: "A body not typed application/json (Content-Type; a call without a body "
+                 "is fine)",
             422: "The terms are well formed but cannot be met (see the summary)",
-            429: "Too many attempts (wrong tokens, open streams) from your address; "
-                 "Retry-After says when to try again",
-            503: "Too many live streams are open"}
+            429: "Too many attempts (wrong tokens, open streams, answers that take a while "
+                 f"to make: {work.PER_CLIENT} at once) from your address; Retry-After says "
+                 "when to try again",
+            503: f"Not now: {_UNAVAILABLE}; or (a live stream) too many live streams are "
+                 "open; or the platform is making as many answers that take a while (a "
+                 "replay, a game's calls) as it may at once, or this one waited longer for "
+                 f"its turn ({work.WAIT_LIMIT:g} s) or took longer to make than one request "
+                 "may (a replay goes on from there when asked again; a game's calls: ask "
+                 "for fewer with limit)"}
 _PLAY_REFUSALS = {400: "The request or the move is not usable (the move is not played)",
             404: "No game is played with that token",
             409: "Not now: not your turn, the game is over, or the bot is not online",
             413: "The body is too large",
+            415: _NOT_JSON,
             422: "The name is a string but no name (see the name's description)",
             429: "Too many requests or open games from your address; Retry-After says when",
-            503: "Too many games are open; Retry-After says when"}
+            503: f"Not now: too many games are open, or {_UNAVAILABLE}; Retry-After says "
+                 "when"}
 
 
 def _get(summary: str, ok: JSONSchema, *, parameters: list[JSONSchema] | None = None,
          errors: tuple[int, ...] = (), tag: str = "results",
-         links: JSONSchema | None = None) -> JSONSchema:
-    # Any request may be slowed down (429): the guard's rate applies to every client.
+         links: JSONSchema | None = None, reads_store: bool = True,
+         conflict: str | None = None) -> JSONSchema:
+    # Any request may be slowed down (429): the guard's rate applies to every client; and
+    # one that reads the store is refused (503) while the store cannot be reached.
+    # ``conflict``: when the request is refused with 409.
     ok = _linked(ok, links)
+    always = (429, 503) if reads_store else (429,)
+    responses = {**ok, **_errors(*sorted({*errors, *always}))}
+    if conflict is not None:
+        responses.update(answer(409, f"Not while the game runs: {conflict}", ref("Error")))
     return {"get": {"summary": summary, "tags": [tag], "parameters": parameters or [],
-                    "responses": {**ok, **_errors(*sorted({*errors, 429}))}}}
+                    "responses": dict(sorted(responses.items()))}}
 
 
 def _linked(ok: JSONSchema, links: JSONSchema | None) -> JSONSchema:
@@ -137,7 +164,8 @@ def _admin(summary: str, *, method: str = "post", body: JSONSchema | None = None
     done = _linked(_ok("Done", {"type": "object"}), links)
     if created:
         done = {"201": {**done["200"], "description": "Created"}}
-    refusals = (400, 401, 403, 404, 409, *((422,) if unprocessable else ()), 429)
+    refusals = (400, 401, 403, 404, 409, *((415,) if method == "post" else ()),
+                *((422,) if unprocessable else ()), 429, 503)
     operation: JSONSchema = {
         "summary": summary, "tags": ["admin"], "security": [{"admin": []}],
         "parameters": parameters or [], "responses": {**done, **_errors(*refusals)}}
@@ -199,7 +227,7 @@ DOCUMENT = document(
             "security": [{"owner": []}],
             "parameters": [_ID, api.LOG_LIMIT.parameter(), api.BEFORE.parameter()],
             "responses": {**_ok("The log", {"type": "object"}),
-                          **_errors(400, 401, 403, 404, 429)}}},
+                          **_errors(400, 401, 403, 404, 429, 503)}}},
         "/api/games": _get(
             "Games, newest first",
             _ok("Games", {"type": "object", "properties": {
@@ -213,16 +241,21 @@ DOCUMENT = document(
                    "bot": _link(BOT, id="$response.body#/games/0/seats/0/bot_id"),
                    "older": _link(GAMES, before="$response.body#/games/0/id")}),
         "/api/games/{id}": {"get": {
-            "summary": "A game with every call of its move log (the calls' bodies only for "
-                       "the owner of the bot called and the admin; while it runs the seed "
-                       "and the details of faults are hidden)",
+            "summary": "A game with every call of its move log, or those after a move "
+                       "(after) and at most limit of them (the calls' bodies only for the "
+                       "owner of the bot called and the admin; while it runs the seed and "
+                       "the details of faults are hidden)",
             "tags": ["results"], "security": [{}, {"owner": []}, {"admin": []}],
-            "parameters": [_ID],
-            "responses": {
+            "parameters": [_ID, api.MOVES_AFTER.parameter(), api.MOVES_LIMIT.parameter()],
+            "responses": dict(sorted({
                 **_ok("The game", {"allOf": [ref("GameSummary"), {
                     "type": "object", "properties": {
                         "moves": {"type": "array", "items": ref("Move")}}}]}),
-                **_errors(403, 404, 429)}}},
+                **_errors(400, 403, 404, 429, 503),
+                **answer(422, f"The calls asked for carry more than {api.ANSWER_BODY_CHARS:,} "
+                              "characters of bodies (only the owner and the admin are sent "
+                              "bodies): the error says how many fit; ask for those with "
+                              "limit, then for the rest with after", ref("Error"))}.items()))}},
         "/api/games/{id}/replay": _get(
             "A game move by move for viewers: the starting state and a frame per move "
             "(a frame's state is the nearest whole one at or before it with the patches "
@@ -237,7 +270,11 @@ DOCUMENT = document(
                 "state": {"description": "The starting state, whole"},
                 "frames": {"type": "array", "items": ref("Frame")},
                 "error": {"type": ["string", "null"]}}}),
-            parameters=[_ID, api.STATES.parameter()], errors=(400, 404)),
+            parameters=[_ID, api.STATES.parameter()], errors=(400, 404),
+            conflict=f"states=full of a running game with more than "
+                     f"{replays.FULL_RUNNING_FRAMES} frames (its replay is made afresh for "
+                     "each request while it runs): ask for states=delta, follow it live "
+                     "(/live, states=full too), or ask again once it is over"),
         "/api/games/{id}/live": _get(
             "Server-sent events: the game's frames as they are stored (event 'frame', id = "
             "the move number; the first one sent is whole, so a stream needs nothing from "
@@ -249,11 +286,10 @@ DOCUMENT = document(
                                         "EventSource sends; it wins over after)",
                          "schema": {"type": "string",
                                     "pattern": live.LAST_EVENT_ID_PATTERN}}],
-            errors=(400, 404, 429, 503), tag="live"),
+            errors=(400, 404), tag="live"),
         "/api/live": _get(
             "Server-sent events: the home page's running games and latest results as HTML "
-            "(event 'home')", _event_stream("An event stream", _HOME_EVENT), errors=(429, 503),
-            tag="live"),
+            "(event 'home')", _event_stream("An event stream", _HOME_EVENT), tag="live"),
         "/api/leaderboard": _get(
             "The current bots of a game ranked by rating, with intervals and tie bands",
             _ok("The leaderboard", {"type": "object", "properties": {
@@ -273,8 +309,9 @@ DOCUMENT = document(
             "A tournament: entrants, games by round, byes and the table",
             _ok("The tournament", {"type": "object"}), parameters=[_ID], errors=(404,)),
         "/api/games-hosted": _get("The games this platform hosts",
-                                  _ok("Games", {"type": "object"})),
-        "/api/openapi.json": _get("This document", _ok("OpenAPI 3.1", {"type": "object"})),
+                                  _ok("Games", {"type": "object"}), reads_store=False),
+        "/api/openapi.json": _get("This document", _ok("OpenAPI 3.1", {"type": "object"}),
+                                  reads_store=False),
         "/api/play/opponents": _get(
             "The bots of a game a person may play in the browser now",
             _ok("Bots", {"type": "object", "properties": {
@@ -290,9 +327,17 @@ DOCUMENT = document(
                 "type": "object", "required": ["game", "opponent"], "properties": {
                     "game": PLAYABLE_GAME, "opponent": {"type": "integer"},
                     "name": {"type": "string", "minLength": 1, "pattern": r"\S",
-                             "description": "Play as this guest (rated); without: "
-                                            "anonymous, unrated. 422: " + UNUSABLE_NAME
-                                            + "; 409: another's name, or spelt like it"},
+                             "description": "Play as this guest (rated, as the README's "
+                                            "Guests says); without: anonymous, unrated. "
+                                            "It may end in #secret. 422: " + UNUSABLE_NAME
+                                            + "; 409: another's name, or spelt like it, or "
+                                              "a name played with another secret"},
+                    "secret": {"type": "string", "minLength": SHORTEST_SECRET,
+                               "maxLength": LONGEST_SECRET,
+                               "description": "The name's secret: the name is bound to "
+                                              "the secret it first plays with (one is "
+                                              "made for a name first played without); "
+                                              "without a name, nothing"},
                     "seat": {"type": "integer", "enum": [0, 1], "default": 0,
                              "description": "0: you move first"}}}}}},
             "responses": {"201": {"description": "Started",
@@ -301,7 +346,7 @@ DOCUMENT = document(
                                                             token=_PLAYED_WITH),
                                             "move": _link(PLAY_MOVE,
                                                           token=_PLAYED_WITH)}},
-                          **_play_errors(400, 409, 413, 422, 429, 503)}}},
+                          **_play_errors(400, 409, 413, 415, 422, 429, 503)}}},
         "/api/play/{token}": _get(
             "The game played with this token", _ok("The game", ref("Play")),
             parameters=[_TOKEN, play.WAIT_PARAM.parameter()], errors=(404,), tag="play"),
@@ -312,21 +357,17 @@ DOCUMENT = document(
             "requestBody": {"required": True, "content": {"application/json": {"schema": {
                 "type": "object", "required": ["move"], "properties": {"move": {}}}}}},
             "responses": {**_ok("The game", ref("Play")),
-                          **_play_errors(400, 404, 409, 413, 429)}}},
-        "/api/nodes": _get(
-            "The live nodes (processes) of the arena and the games each plays",
-            _ok("Nodes", {"type": "object", "properties": {
-                "this": {"type": "string", "description": "The node that answered"},
-                "lease_seconds": {"type": "number"},
-                "nodes": {"type": "array", "items": {"type": "object", "properties": {
-                    "id": {"type": "string"}, "address": {"type": "string"},
-                    "pid": {"type": "integer"}, "started_at": STAMP, "seen_at": STAMP,
-                    "coordinator": {"type": "boolean", "description":
-                                    "Runs the ladder, the tournaments and the pinger"},
-                    "playing": {"type": "integer"},
-                    "games": {"type": "array", "items": {"type": "integer"},
-                              "description": "Ids of its games (the first 100)"}}}}}}),
-            tag="nodes"),
+                          **_play_errors(400, 404, 409, 413, 415, 429, 503)}}},
+        "/api/nodes": {"get": {
+            "summary": "How many nodes (processes) serve the arena; with the admin token, "
+                       "each live node too and the games it plays (a token that is not the "
+                       "admin's is refused)",
+            "tags": ["nodes"], "security": [{}, {"admin": []}], "parameters": [],
+            "responses": {
+                **_ok("Without a token, the count alone (NodeCount); with the admin token, "
+                      "every live node too (Nodes)",
+                      {"oneOf": [ref("NodeCount"), ref("Nodes")]}),
+                **_errors(403, 429, 503)}}},
         "/api/play/kalaha/{board}": _get(
             "The game of a Kalaha board made at the Kalaha listener (read only)",
             _ok("The game", ref("Play")),

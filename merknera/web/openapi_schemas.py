@@ -101,7 +101,10 @@ SCHEMAS: dict[str, JSONSchema] = {
                  "outcome": {"type": ["string", "null"],
                              "enum": ["won", "lost", "draw", "none", None]},
                  "reason": {"type": ["string", "null"]},
-                 "detail": {"type": ["string", "null"]}}},
+                 "detail": {"type": ["string", "null"]},
+                 "secret": {"type": ["string", "null"],
+                            "description": "The secret made for a name played for the "
+                                           "first time without one (told once)"}}},
     "Frame": {"type": "object",
               "description": "A row of the move log and the state after it: whole ('state') "
                              "on a keyframe, else as the JSON Patch from the state of the "
@@ -121,6 +124,28 @@ SCHEMAS: dict[str, JSONSchema] = {
                                            "frame's state (or the replay's starting state) "
                                            "into this one; [] after a fault, which changes "
                                            "nothing"}}},
+    "NodeCount": {"type": "object", "required": ["count"], "additionalProperties": False,
+                  "description": "What anybody may know of the nodes",
+                  "properties": {"count": {"type": "integer", "minimum": 0,
+                                           "description": "The live nodes"}}},
+    "Nodes": {"type": "object", "required": ["count", "this", "lease_seconds", "nodes"],
+              "description": "The live nodes, for the admin",
+              "properties": {
+                  "count": {"type": "integer", "minimum": 0, "description": "The live nodes"},
+                  "this": {"type": "string", "description": "The node that answered"},
+                  "lease_seconds": {"type": "number"},
+                  "nodes": {"type": "array", "items": {"type": "object", "required": [
+                      "id", "address", "pid", "started_at", "seen_at", "coordinator",
+                      "playing", "games"], "properties": {
+                      "id": {"type": "string"},
+                      "address": {"type": "string",
+                                  "description": "Its own URL (host name and port)"},
+                      "pid": {"type": "integer"}, "started_at": STAMP, "seen_at": STAMP,
+                      "coordinator": {"type": "boolean", "description":
+                                      "Runs the ladder, the tournaments and the pinger"},
+                      "playing": {"type": "integer", "description": "Its games, all counted"},
+                      "games": {"type": "array", "items": {"type": "integer"},
+                                "description": "Ids of its games (the first 100)"}}}}}},
     "PatchOperation": {"type": "object", "required": ["op", "path"],
                        "description": "One operation of a JSON Patch; any RFC 6902 library "
                                       "applies them",

@@ -46,15 +46,19 @@ from yarl import URL
 from merknera.config import Config
 from merknera.games import CHANCE, JSON, REGISTRY, AnyGame, JSONObject, MoveError, Seat
 from merknera.gateways.guests import (
+    SECRET_HEADER,
     GuestNameTakenError,
     GuestRefusedError,
     GuestThrottledError,
-    guest,
     is_anonymous,
+    telling,
 )
 from merknera.gateways.refused import RefusedError
 from merknera.gateways.tables import Table, Tables
 from merknera.guard import GUARD_KEY, BodyError
+from merknera.guard.clients import requested_host
+from merknera.names import LONGEST_NAME, LONGEST_SECRET, SHORTEST_SECRET, Claim
+from merknera.protocol import strict_json
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.seats.polled import PolledSeat
 from merknera.store.results import game_summary
@@ -86,8 +90,10 @@ PLAY_GAME = ChoiceParam("game", "The game", PLAYABLE, required=True)
 WAIT_PARAM = ChoiceParam("wait", f"1: once it is your turn or over (at most {WAIT:.0f} s)",
                          FLAG, default="0")
 UNUSABLE_NAME = ("A string that is no name: characters that show nothing or reorder text, "
-                 "or letters of scripts that can look alike mixed (a name must be one a bot "
-                 "could have)")
+                 f"letters of scripts that can look alike mixed, more than {LONGEST_NAME} "
+                 "characters (a name must be one a bot could have); or a secret shorter than "
+                 f"{SHORTEST_SECRET} characters or longer than {LONGEST_SECRET}, or given "
+                 "twice (after # and on its own) and not the same")
 """Why a name the document's schema lets through may still be refused (422)."""
 
 
@@ -102,10 +108,8 @@ class _Refusal(web.HTTPError):
 
 
 def _refused(exc: RefusedError) -> _Refusal:
-    """A gateway's refusal in the API's error body, with its Retry-After."""
-    headers = (None if exc.retry_after is None
-               else {"Retry-After": str(max(1, round(exc.retry_after)))})
-    return _Refusal(exc.status, exc.message, headers)
+    """A gateway's refusal in the API's error body, with its headers (Retry-After)."""
+    return _Refusal(exc.status, exc.message, exc.answer_headers() or None)
 
 
 def token_handle(token: str) -> str:
@@ -137,9 +141,9 @@ async def _body(request: web.Request) -> JSONObject:
     except BodyError as exc:
         raise _Refusal(exc.status, exc.message) from None
     try:
-        value: JSON = json.loads(raw)
-    except (ValueError, RecursionError):
-        raise _Refusal(400, "the body must be a JSON object") from None
+        value: JSON = strict_json.loads(raw)
+    except strict_json.BadJSONError as exc:
+        raise _Refusal(400, f"the body must be a JSON object, and is not JSON: {exc}") from None
     if not isinstance(value, dict):
         raise _Refusal(400, "the body must be a JSON object")
     return value
@@ -173,7 +177,7 @@ def kalaha_url(config: Config, request: web.BaseRequest) -> str | None:
     if not config.kalaha_port:
         return None
     try:
-        host = URL(config.public_url).host if config.public_url else request.url.host
+        host = URL(config.public_url).host if config.public_url else requested_host(request)
         url = str(URL.build(scheme="http", host=host or config.host, port=config.kalaha_port))
     except ValueError:
         return None
@@ -213,6 +217,9 @@ async def start(request: web.Request) -> web.Response:
         raise _Refusal(400, "name must be a non-empty string, or left out to play "
                             "anonymously")
     name = name if isinstance(name, str) else None
+    secret = body.get("secret")
+    if secret is not None and not isinstance(secret, str):
+        raise _Refusal(400, "secret must be a string (the name's)")
     if chosen not in (0, 1):
         raise _Refusal(400, "seat must be 0 (you move first) or 1 (the bot moves first)")
     seat: Seat = 0 if chosen == 0 else 1
@@ -223,7 +230,7 @@ async def start(request: web.Request) -> web.Response:
     client = request.app[GUARD_KEY].client(request)
     try:
         tables.room_for(client)  # before a guest is made for the request
-        person = await guest(tables.arena, name, game.mnemonic, tables.new_name(client))
+        player = await tables.guest(Claim(name, secret), game.mnemonic, client)
     except RefusedError as exc:
         raise _refused(exc) from None
     except GuestThrottledError as exc:
@@ -233,16 +240,21 @@ async def start(request: web.Request) -> web.Response:
     except GuestRefusedError as exc:  # a string, but not a name (see UNUSABLE_NAME)
         raise _Refusal(422, f"that name cannot be used: {exc}") from None
     token = str(uuid.uuid4())
-    seated = [person, bot] if seat == 0 else [bot, person]
+    seated = [player.bot, bot] if seat == 0 else [bot, player.bot]
     try:
         table = await tables.start(client, game.mnemonic,
                                    token_handle(token), seated, [seat],
                                    tables.arena.config.person_turn_limit,
-                                   data={"play": seat})
+                                   data={"play": seat},
+                                   addresses=[client if s == seat else None for s in (0, 1)])
     except RefusedError as exc:
-        raise _refused(exc) from None
+        raise _refused(telling(exc, player)) from None
     await table.polled[seat].wait(-1, WAIT)
-    return web.json_response(await _view(tables, game, table, seat, token), status=201)
+    started = await _view(tables, game, table, seat, token)
+    # Told once: only its hash is kept (see merknera.gateways.guests.guest).
+    started["secret"] = player.new_secret
+    headers = None if player.new_secret is None else {SECRET_HEADER: player.new_secret}
+    return web.json_response(started, status=201, headers=headers)
 
 
 @routes.get("/api/play/kalaha/{board}")
@@ -253,7 +265,8 @@ async def kalaha_board(request: web.Request) -> web.Response:
     game = tables.arena.games[KALAHA]
     table = tables.find(KALAHA, handle)
     if table is None:
-        return web.json_response(await _stored(tables, game, handle, None))
+        return web.json_response(await _stored(tables, game, handle, None,
+                                               request.app[GUARD_KEY].client(request)))
     return web.json_response(await _view(tables, game, table, min(table.polled), None))
 
 
@@ -267,8 +280,9 @@ async def status(request: web.Request) -> web.Response:
         for mnemonic in PLAYABLE:
             game = tables.arena.games[mnemonic]
             if await tables.stored(mnemonic, token_handle(token)) is not None:
-                return web.json_response(await _stored(tables, game, token_handle(token),
-                                                       token))
+                return web.json_response(await _stored(
+                    tables, game, token_handle(token), token,
+                    request.app[GUARD_KEY].client(request)))
         raise _Refusal(404, "no game is played with that token")
     game, table, seat = found
     if WAIT_PARAM.read(request) == "1":
@@ -414,11 +428,14 @@ async def _outcome(tables: Tables, game_id: int, seat: Seat) -> dict[str, Any]:
             "detail": summary["detail"]}
 
 
-async def _stored(tables: Tables, game: AnyGame, handle: str,
-                  token: str | None) -> dict[str, Any]:
+async def _stored(tables: Tables, game: AnyGame, handle: str, token: str | None,
+                  client: str) -> dict[str, Any]:
     """A game no longer in memory (over for a while, or from before a restart), from the
-    store."""
-    found = await tables.replayed(game.mnemonic, handle)
+    store (rebuilt in ``client``'s place)."""
+    try:
+        found = await tables.replayed(game.mnemonic, handle, client)
+    except RefusedError as exc:  # the address's share, or the platform, is busy
+        raise _refused(exc) from None
     if found is None:
         raise _Refusal(404, "no game is played with that " + ("token" if token else "board"))
     record, state, bots = found.record, found.state, found.bots

@@ -3,8 +3,8 @@
 A frame is one row of the move log (an accepted move, a chance move, or a faulty reply)
 together with the state after it, as :meth:`Game.spectator_view` shows it.  The states are
 computed here by applying the stored moves to the game's starting state, so that a page
-needs no rules of its own; the same :class:`Replayer` serves a whole replay and a live
-game's new moves.
+needs no rules of its own.  A :class:`FrameLog` keeps a game's frames encoded, made once
+and extended as the game goes on: whole replays and live streams are cut from it.
 
 A frame carries its state in one of two ways: whole (``state``), or as the JSON Patch
 (RFC 6902, :mod:`merknera.web.jsonpatch`) that turns the previous frame's state into it
@@ -24,11 +24,13 @@ exchange returned is secret).  Once the game is over, everything shows.
 
 from __future__ import annotations
 
+import bisect
 import enum
 import gzip
 import json
 import logging
 import random
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +42,7 @@ from merknera.store import results
 from merknera.store.db import Connection, Row
 from merknera.store.games import GameStatus
 from merknera.web import jsonpatch
+from merknera.work import UNLIMITED, Deadline
 
 log = logging.getLogger(__name__)
 
@@ -236,28 +239,251 @@ class EncodedReplay:
         """Bytes held."""
         return len(self.plain) + len(self.gzipped)
 
+    @staticmethod
+    def of(plain: bytes) -> EncodedReplay:
+        """``plain`` and its gzip (CPU work for a long replay: off the event loop)."""
+        return EncodedReplay(plain, gzip.compress(plain, compresslevel=6))
+
+
+class FrameLog:
+    """One game's frames as one kind of viewer sees them (``reveal``), each encoded once,
+    and extended with the rows stored since: every replay and live stream of the game
+    (in either form of :class:`States`) is cut from it.
+
+    The frames are those of :attr:`States.DELTA` after :meth:`Replayer.start`; a frame's
+    whole state, for :attr:`States.FULL` and for the first frame of a live stream, is its
+    nearest keyframe's (or the starting state) with the patches after it applied.
+
+    One caller at a time extends it (:meth:`extend`, :meth:`seal`: under
+    :attr:`merknera.web.replays.Shared.lock`); meanwhile any thread may cut what it holds
+    (:meth:`whole`, :meth:`encoded`, :meth:`full`), from the frames there were when the cut
+    began: a frame, once made, never changes.
+    """
+
+    def __init__(self, header: GameHeader, reveal: bool) -> None:
+        self.header = header
+        self.reveal = reveal
+        self._replayer: Replayer | None = Replayer(header, reveal)
+        self.start = self._replayer.start()
+        """What the replay starts from (:meth:`Replayer.start`)."""
+        self.frames: list[bytes] = []
+        """Each frame as compact JSON (:data:`States.DELTA`'s form)."""
+        self.seqs: list[int] = []
+        """The row (move number) of each frame."""
+        self.seq = 0
+        """The last row applied."""
+        self.error: str | None = self._replayer.error
+        """Why the frames stopped early (a move that no longer replays), else None."""
+        self.complete = False
+        """Every row of the finished game is applied: the log never changes again."""
+        self.frame_bytes = 0
+        """Bytes of the encoded frames."""
+        self._start_bytes = len(_dumps(self.start))
+        self._cache = threading.Lock()
+        """Held while the cuts' caches below change (cuts run on any thread)."""
+        self._views: OrderedDict[int, JSON] = OrderedDict()
+        self._wholes: OrderedDict[int, bytes] = OrderedDict()
+        self._wholes_bytes = 0
+        self._encoded: tuple[int, str, EncodedReplay] | None = None
+
+    @property
+    def count(self) -> int:
+        """Frames made so far."""
+        return len(self.seqs)
+
+    @property
+    def size(self) -> int:
+        """Bytes held, as allocated: the frames (each an exact copy, with what each costs
+        the lists that hold it), the whole states kept at hand, the replay kept."""
+        encoded = self._encoded
+        return (self._start_bytes + self.frame_bytes + self.count * FRAME_OVERHEAD
+                + self._wholes_bytes + (0 if encoded is None else encoded[2].size))
+
+    def extend(self, rows: list[Row], deadline: Deadline = UNLIMITED) -> bool:
+        """Apply ``rows`` (those after :attr:`seq`, in order) and make their frames; False
+        if ``deadline`` passed before the last (the rows applied so far, one at least,
+        stay applied)."""
+        replayer = self._replayer
+        assert replayer is not None, "a complete log takes no more rows"
+        for number, row in enumerate(rows, 1):
+            if row["seq"] <= self.seq:
+                continue
+            if number > 1 and deadline.passed():
+                return False
+            for frame in replayer.frames([row]):
+                encoded = _dumps(frame)
+                self.frames.append(encoded)  # before its row: a cut reads up to count
+                self.seqs.append(row["seq"])
+                self.frame_bytes += len(encoded)
+            # Rows after one that no longer replays make no frames: they count as read.
+            self.seq, self.error = row["seq"], replayer.error
+        return True
+
+    def seal(self) -> None:
+        """Mark the log complete (its game is finished and every row applied) and let go
+        of what only extending it needed."""
+        self.complete = True
+        self._replayer = None
+        with self._cache:
+            self._views.clear()
+
+    def after(self, seq: int) -> int:
+        """The index of the first frame of a row after ``seq``."""
+        return bisect.bisect_right(self.seqs, seq)
+
+    def whole(self, index: int) -> bytes:
+        """Frame ``index`` with its whole state (a keyframe as it is; else its patch
+        applied to the state before it)."""
+        with self._cache:
+            found = self._wholes.get(index)
+            if found is not None:
+                self._wholes.move_to_end(index)
+                return found
+        frame = _loads(self.frames[index])
+        if "patch" not in frame:
+            return self.frames[index]
+        del frame["patch"]
+        frame["state"] = self._view(index)
+        encoded = _dumps(frame)
+        with self._cache:
+            self._wholes_bytes += _remember(self._wholes, index, encoded, WHOLES_KEPT)
+        return encoded
+
+    def _view(self, index: int) -> JSON:
+        """The state after frame ``index`` (-1: the starting state)."""
+        patches: list[jsonpatch.Patch] = []
+        at = index
+        while True:
+            if at < 0:
+                view = self.start["state"]
+                break
+            with self._cache:
+                found = self._views.get(at)
+                known = found is not None or at in self._views
+            if known:
+                view = found
+                break
+            frame = _loads(self.frames[at])
+            if "state" in frame:
+                view = frame["state"]
+                break
+            patches.append(frame["patch"])
+            at -= 1
+        for patch in reversed(patches):
+            view = jsonpatch.apply(view, patch)
+        with self._cache:
+            _remember(self._views, index, view, VIEWS_KEPT)
+        return view
+
+    def encoded(self, status: GameStatus, deadline: Deadline = UNLIMITED) -> EncodedReplay:
+        """The whole replay in :attr:`States.DELTA`'s form, as the game stands now
+        (``status``): the one last made while no frame came since, else made (and kept).
+
+        :raises TimeLimitError: when ``deadline`` has passed before it is made.
+        """
+        found = self.kept(status)
+        if found is not None:
+            return found
+        deadline.check()
+        count, error = self.count, self.error
+        encoded = EncodedReplay.of(self._document(status, States.DELTA, self.frames[:count],
+                                                  error))
+        with self._cache:
+            self._encoded = (count, status.value, encoded)
+        return encoded
+
+    def kept(self, status: GameStatus) -> EncodedReplay | None:
+        """:meth:`encoded`'s replay if it is made already for the frames there are now."""
+        kept = self._encoded
+        return kept[2] if kept is not None and kept[:2] == (self.count, status.value) else None
+
+    def full(self, status: GameStatus, deadline: Deadline = UNLIMITED) -> EncodedReplay:
+        """The whole replay in :attr:`States.FULL`'s form (every frame's state whole), of
+        the frames there are now.
+
+        :raises TimeLimitError: when ``deadline`` passes first.
+        """
+        count, error = self.count, self.error
+        view = self.start["state"]
+        wholes = []
+        for encoded in self.frames[:count]:
+            deadline.check()
+            frame = _loads(encoded)
+            if "patch" in frame:
+                view = jsonpatch.apply(view, frame.pop("patch"))
+                frame["state"] = view
+                encoded = _dumps(frame)
+            else:
+                view = frame["state"]
+            wholes.append(encoded)
+        return EncodedReplay.of(self._document(status, States.FULL, wholes, error))
+
+    def _document(self, status: GameStatus, states: States, frames: list[bytes],
+                  error: str | None) -> bytes:
+        """The replay's JSON around ``frames``, as one copy (a long game's is megabytes,
+        copied while holding the GIL)."""
+        body: JSONObject = {"id": self.header.start.id, "status": status.value,
+                            **self.start, "states": states.value}
+        pieces = [_dumps(body)[:-1] + b',"frames":[']
+        for index, frame in enumerate(frames):
+            if index:
+                pieces.append(b",")
+            pieces.append(frame)
+        pieces.append(b'],"error":' + _dumps(error) + b"}")
+        return b"".join(pieces)
+
+
+FRAME_OVERHEAD = 80
+"""Bytes a frame costs beyond its JSON: its bytes object's header, its move number, and
+their places in the log's lists."""
+VIEWS_KEPT = 2
+"""States a log keeps at hand (the latest asked for): a live stream whose frames are whole
+asks for each frame's, one after the other, and each follows from the one before."""
+WHOLES_KEPT = 16
+"""Frames with their whole states a log keeps at hand, for the streams that follow it."""
+
+
+def _remember(kept: OrderedDict[int, Any], index: int, value: Any, most: int) -> int:
+    """Keep ``value`` as ``index``'s, forgetting the oldest beyond ``most``; the change in
+    the bytes kept (of values that are bytes)."""
+    dropped = [kept.pop(index, None)]
+    kept[index] = value
+    while len(kept) > most:
+        dropped.append(kept.popitem(last=False)[1])
+    return _bytes(value) - sum(_bytes(old) for old in dropped)
+
+
+def _bytes(value: Any) -> int:
+    return len(value) if isinstance(value, bytes) else 0
+
 
 def encode(header: GameHeader, rows: list[Row],
            states: States = States.DELTA) -> EncodedReplay:
     """The whole replay of a game, encoded (CPU work: run it off the event loop)."""
-    replayer = Replayer(header, reveal=header.start.status is GameStatus.FINISHED,
-                        states=states)
-    start = replayer.start()  # before the frames: the first one patches its state
-    frames: list[JSON] = list(replayer.frames(rows))
-    body: JSONObject = {"id": header.start.id, "status": header.start.status.value,
-                        **start, "frames": frames, "error": replayer.error}
-    plain = _dumps(body)
-    return EncodedReplay(plain, gzip.compress(plain, compresslevel=6))
+    status = header.start.status
+    log = FrameLog(header, reveal=status is GameStatus.FINISHED)
+    log.extend(rows)
+    return log.full(status) if states is States.FULL else log.encoded(status)
 
 
-def _dumps(body: JSONObject) -> bytes:
+def _dumps(body: JSON) -> bytes:
     """Compact UTF-8 JSON: orjson's, about a tenth of json's time on a long game's replay
     (10-13 ms of its 100), the same document; json's for what orjson refuses (an integer
     past 64 bits in some game's view)."""
     try:
-        return orjson.dumps(body)
+        # A copy of orjson's bytes: its buffer has room to spare (kilobytes for a frame of a
+        # few hundred bytes), which a frame kept for the game's life would hold on to.
+        return bytes(memoryview(orjson.dumps(body)))
     except TypeError:
         return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _loads(encoded: bytes) -> Any:
+    """A frame :func:`_dumps` encoded (json's reader for what orjson's refuses)."""
+    try:
+        return orjson.loads(encoded)
+    except orjson.JSONDecodeError:
+        return json.loads(encoded)
 
 
 ReplayKey = tuple[int, States]

@@ -17,8 +17,11 @@ import aiohttp_jinja2
 import jinja2
 from aiohttp import web
 
-from merknera.games import REGISTRY
+from merknera.games import REGISTRY, SeatResult, Termination
+from merknera.names import ANONYMOUS
 from merknera.protocol.bot_protocols import BotProtocol
+from merknera.store.db import StoreUnavailableError
+from merknera.web.query import error_text
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +36,10 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' 
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
+_ANSWERED = web.RequestKey("answered", bool)
+"""Set once a response to the request has begun (its head sent): an event stream that
+fails later cannot be answered with an error page any more."""
+
 
 def setup(app: web.Application) -> None:
     """Templates, ``/static/``, and the middlewares of error pages and security headers."""
@@ -46,16 +53,31 @@ def setup(app: web.Application) -> None:
         return str(static.url_for(filename=name))
 
     env.globals.update(asset=asset, all_games=REGISTRY, game_name=game_name,
-                       protocol_name=protocol_name)
+                       protocol_name=protocol_name, unrated_because=unrated_because)
     env.filters.update(when=when, ms=ms, points=points)
     app.middlewares.append(error_pages)
     app.on_response_prepare.append(_headers)
+    app.on_response_prepare.append(_answered)
 
 
 def game_name(mnemonic: str) -> str:
     """A game's name for people (the mnemonic itself for a game no longer hosted)."""
     game = REGISTRY.get(mnemonic)
     return mnemonic if game is None else game.name
+
+
+def unrated_because(game: dict[str, Any]) -> str:
+    """Why a game of guests (:func:`merknera.store.results.game_summary`'s) rates nobody:
+    a seat played anonymously, a guest forfeited before its first move, or its players
+    played from one network (see :mod:`merknera.gateways.tables` and
+    :func:`merknera.scheduler.play.rates`)."""
+    guests = [seat for seat in game["seats"] if seat["protocol"] == BotProtocol.GUEST.value]
+    if any(seat["name"] == ANONYMOUS for seat in guests):
+        return "a player gave no name"
+    forfeit = game["reason"] in {t.value for t in Termination if t.is_forfeit}
+    if forfeit and any(seat["result"] == SeatResult.LOSS.value for seat in guests):
+        return "a player forfeited it before its first move, or its players shared a network"
+    return "its players played from one network"
 
 
 def protocol_name(value: str) -> str:
@@ -94,9 +116,21 @@ def is_page(request: web.Request) -> bool:
 
 @web.middleware
 async def error_pages(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """An HTML page for a page's 4xx and 5xx; a JSON body for the API's unknown routes."""
+    """An HTML page for a page's 4xx and 5xx; a JSON body for the API's unknown routes;
+    503 with ``Retry-After`` (a page, or the API's JSON error) while the store cannot be
+    reached."""
     try:
         return await handler(request)
+    except StoreUnavailableError as exc:
+        if request.get(_ANSWERED):
+            raise  # a stream under way: it ends (an EventSource reconnects by itself)
+        retry = {"Retry-After": str(exc.retry_after)}
+        if is_page(request):
+            page = _error_page(request, 503, "Service Unavailable", exc.for_clients)
+            page.headers.update(retry)
+            return page
+        return web.Response(status=503, text=error_text(exc.for_clients),
+                            content_type="application/json", headers=retry)
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
@@ -127,6 +161,10 @@ def _error_page(request: web.Request, status: int, reason: str,
                 message: str) -> web.Response:
     context: dict[str, Any] = {"status": status, "reason": reason, "message": message}
     return aiohttp_jinja2.render_template("error.html", request, context, status=status)
+
+
+async def _answered(request: web.Request, _response: web.StreamResponse) -> None:
+    request[_ANSWERED] = True
 
 
 async def _headers(request: web.Request, response: web.StreamResponse) -> None:

@@ -57,6 +57,11 @@ async def test_bad_first_messages_and_large_frames_are_refused(e2e: E2E) -> None
         (json.dumps({"name": "x", "password": "y", "gameType": "CHESS"}),
          "there is no game 'CHESS'"),
         (json.dumps(["a", "list"]), "a login is a JSON object"),
+        # A lone surrogate in the name used to raise in the login, closing with 1000.
+        ('{"name": "\\ud800", "password": "y", "gameType": "NUMBERWANG"}',
+         "the login is not JSON: it holds an unpaired UTF-16 surrogate escape"),
+        ('{"name": "x", "name": "y", "password": "y", "gameType": "NUMBERWANG"}',
+         'the login is not JSON: the member name "name" is given twice'),
     ]
     for frame, why in probes:
         reply, code = await _first_reply(e2e.session, url, frame)
@@ -90,6 +95,11 @@ async def test_registrations_refused_with_battlebots_messages(e2e: E2E) -> None:
          "Bot already registered with that name"),
         ("/bots/numberwang", {"bot_id": "TAKEN", "owner": "b"}, 'too like "Taken"'),
         ("/bots/numberwang", {"bot_id": "a\u202eb", "owner": "b"}, "formatting character"),
+        # One limit on every name, the owner's too.
+        ("/bots/numberwang", {"bot_id": "x" * 60_001, "owner": "b"},
+         "The bot name is 60001 characters long; at most 100 are allowed"),
+        ("/bots/numberwang", {"bot_id": "a", "owner": "o" * 101},
+         "The owner name is 101 characters long; at most 100 are allowed"),
     ]
     for path, body, why in refusals:
         status, answer = await _post(session, url + path, body)
@@ -106,6 +116,7 @@ async def test_registrations_refused_with_battlebots_messages(e2e: E2E) -> None:
             ("mutation { registerBot(gameType: CHESS, name: \"a\", owner: \"o\") "
              "{ password } }", {}, "CHESS"),
             (mutation, {"n": "Taken"}, "Bot already registered with that name"),
+            (mutation, {"n": "x" * 60_001}, "The bot name is 60001 characters long"),
             ("{ bots(gameType: NUMBERWANG) { name password } }", {}, "password")]:
         status, answer = await _post(session, url + "/graphql",
                                      {"query": query, "variables": variables})
@@ -205,3 +216,94 @@ async def _idle_end(ws: aiohttp.ClientWebSocketResponse) -> tuple[str, str, int 
     assert closing.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
     return ("salt" if set(salt) == {"salt"} else repr(salt), refusal.get("error", ""),
             ws.close_code)
+
+
+async def _register_graphql(session: aiohttp.ClientSession, url: str, name: str) -> str:
+    status, answer = await _post(session, url + "/graphql", {"query": (
+        f'mutation {{ registerBot(gameType: NOUGHTS_AND_CROSSES, name: "{name}", '
+        'owner: "o") { password } }')})
+    assert status == 200, answer
+    password: str = answer["data"]["registerBot"]["password"]
+    return password
+
+
+async def test_a_turn_the_platform_cannot_write_again_is_its_senders_fault(e2e: E2E) -> None:
+    # Keys equal but for case, with a lone surrogate: the fault's message could not be
+    # written to the bot's log, the runner failed, and the game ended ABORTED with no
+    # result (a client could cancel any game it was losing).
+    url = await start_listener(e2e, battlebot_match_wait="60",
+                               battlebot_graphql_turn_limit="10")
+    turn = '{"x\\ud800": 1, "X\\ud800": 2}'
+    async with e2e.session.ws_connect(url) as shifty, e2e.session.ws_connect(url) as steady:
+        for ws, name in ((shifty, "shifty"), (steady, "steady")):  # the earlier moves first
+            password = await _register_graphql(e2e.session, url, name)
+            await ws.send_json({"name": name, "password": password,
+                                "gameType": "NOUGHTS_AND_CROSSES"})
+            assert (await ws.receive_json(timeout=30))["authentication"] == "OK"
+        update = await shifty.receive_json(timeout=30)
+        assert update["state"]["waitingFor"] == ["shifty"], update
+        for _ in range(3):
+            await shifty.send_str(turn)
+            update = await shifty.receive_json(timeout=30)
+            assert update["turn"]["valid"] is False, update
+            assert "unpaired UTF-16 surrogate" in update["turn"]["error"], update
+        while update["state"]["result"] is None:
+            update = await shifty.receive_json(timeout=30)
+        assert update["state"]["result"]["victor"] == "steady", update
+
+    [game] = e2e.read_db("SELECT id, outcome, reason, detail FROM games")
+    assert (game["outcome"], game["reason"]) == ("WIN", "STRIKES"), tuple(game)
+    faults = e2e.read_db("SELECT fault, fault_detail FROM moves WHERE game_id = ? AND fault "
+                         "IS NOT NULL", (game["id"],))
+    assert [row["fault"] for row in faults] == ["MALFORMED_REPLY"] * 3
+    logged = e2e.read_db("SELECT message FROM bot_log JOIN bots ON bots.id = bot_log.bot_id "
+                         "WHERE bots.name = 'shifty' AND message LIKE 'Fault%'")
+    assert len(logged) == 3 and "unpaired UTF-16 surrogate" in logged[0]["message"]
+
+
+async def test_costly_graphql_documents_are_refused_before_their_cost(e2e: E2E) -> None:
+    # The issue's documents: 5,950 __typename (64 KiB, 1.2-2.7 s of validation each, 8 of
+    # them froze every listener for 24.5 s) and 80 x 80 aliased introspection (3.3 KB, an
+    # 8.3 MB answer), a fragment bomb and a fragment never spread; all at once from one
+    # address, while another client registers with the document Apollo sends.  Each is
+    # refused for what makes it costly, before the costly step (bench/costly_requests.py
+    # gives the other client's latency).
+    url = await start_listener(e2e, request_burst="100", request_rate="50")
+    typenames = "{" + " ".join(["__typename"] * 5950) + "}"
+    types = " ".join(f"a{i}: types {{ ...F }}" for i in range(80))
+    fields = " ".join(f"b{j}: fields {{ name }}" for j in range(80))
+    introspection = f"{{ __schema {{ {types} }} }} fragment F on __Type {{ {fields} }}"
+    bomb = "\n".join(["query { bots(gameType: NUMBERWANG) { ...F0 } }",
+                      *(f"fragment F{i} on Bot {{ ...F{i + 1} ...F{i + 1} }}"
+                        for i in range(7)), "fragment F7 on Bot { name }"])
+    unused = "{ gameTypes } fragment F on Query { " + " ".join(["__typename"] * 80) + " }"
+    costly = [(typenames, "The document is 65451 characters long; at most 4096 are read"),
+              (introspection, "Document contains more than 100 tokens"),
+              (bomb, "The document has 129 fields (fragments counted where spread)"),
+              (unused, "The document has 81 fields (fragments counted where spread)"),
+              ("{ __schema { types { name } } }", "Introspection (__schema) is off here")]
+    apollo = ("mutation Register($gameType: GameType!, $name: ID!, $owner: String!) {\n"
+              "  registerBot(gameType: $gameType, name: $name, owner: $owner) {\n"
+              "    password\n    bot { name owner gameType dateRegistered __typename }\n"
+              "    __typename\n  }\n}")
+    async with _from("127.0.0.7") as attacker:
+        refused = await asyncio.gather(*(
+            _post(attacker, url + "/graphql", {"query": query})
+            for query, _ in costly for _ in range(8)))
+        registered = await _post(e2e.session, url + "/graphql", {
+            "query": apollo, "variables": {"gameType": "NUMBERWANG", "name": "apollo",
+                                           "owner": "o"}, "operationName": "Register"})
+    for (status, answer), (query, why) in zip(refused, [c for c in costly for _ in range(8)],
+                                               strict=True):
+        assert status == 200 and answer.get("data") is None, answer
+        assert why in answer["errors"][0]["message"], (query[:40], answer)
+    status, answer = registered
+    assert status == 200 and "errors" not in answer, answer
+    assert answer["data"]["registerBot"]["bot"] == {
+        "name": "apollo", "owner": "o", "gameType": "NUMBERWANG",
+        "dateRegistered": answer["data"]["registerBot"]["bot"]["dateRegistered"],
+        "__typename": "Bot"}
+    async with e2e.session.get(url + "/graphql") as response:
+        assert response.status == 200 and response.content_type == "text/plain"
+        assert "registerBot(gameType: GameType!, name: ID!, owner: String!)" in \
+            await response.text()

@@ -44,7 +44,7 @@ async def test_an_address_makes_new_names_at_the_registrations_pace(e2e: E2E) ->
     token = await e2e.add_user("erin")
     sower = await kalaha_bot(e2e, token, "Sower")
     for name in ("Ann", "Ben"):
-        await boards.create({"opponent": sower, "name": name})
+        await boards.create({"opponent": sower, "name": f"{name}#erin secret"})
     answer = await boards.call("POST", "/api/boards",
                                json.dumps({"opponent": sower, "name": "Cid"}).encode())
     assert answer.status == 429, answer
@@ -52,7 +52,7 @@ async def test_an_address_makes_new_names_at_the_registrations_pace(e2e: E2E) ->
     assert "as many new player names as it may" in answer.body["message"], answer.body
     assert int(answer.headers["Retry-After"]) > 0
     # A name the address made already plays again; none was made for the refusal.
-    await boards.create({"opponent": sower, "name": "Ann"})
+    await boards.create({"opponent": sower, "name": "Ann", "secret": "erin secret"})
     guests = e2e.read_db("SELECT name FROM bots WHERE protocol = 'guest' ORDER BY id")
     assert [row[0] for row in guests] == ["Ann", "Ben"]
 

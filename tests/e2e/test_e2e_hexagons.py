@@ -102,7 +102,8 @@ async def test_two_clients_play_a_game_to_its_end_and_it_is_a_platform_game(e2e:
                                  wrapper=WRAPPER)
     await watcher.event("observed")
     await wrapped.event("observed")
-    bob = await start_client(e2e, url, "bob", game=handle)
+    # From another address: two players of one address rate nobody (the README's Guests).
+    bob = await start_client(e2e, url, "bob", game=handle, source="127.0.0.2")
     runs = await finish_all([amy, bob, watcher, wrapped])
 
     final = await view(e2e, url, handle)

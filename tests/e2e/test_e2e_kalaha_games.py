@@ -130,7 +130,8 @@ async def test_a_named_person_plays_the_reference_bot_to_the_end(e2e: E2E) -> No
     token = await e2e.add_user("alice")
     boards = await start_kalaha(e2e, person_turn_limit="60")
     bot_id = await kalaha_bot(e2e, token, "kalaha-good")
-    first = await boards.create({"opponent": bot_id, "name": "Petra"})
+    # The first board made under the name binds it to the secret given with it.
+    first = await boards.create({"opponent": bot_id, "name": "Petra", "secret": "petra secret"})
     board = first["boardId"]
     rng = random.Random(5)
     shown = [first]  # every state the person was given, in order
@@ -194,8 +195,13 @@ async def test_a_named_person_plays_the_reference_bot_to_the_end(e2e: E2E) -> No
     assert petra[record] == 1 and petra["played"] == 1, petra
     assert "anonymous" not in leaders
 
-    # The same name plays as the same guest.
-    second = await boards.create({"opponent": bot_id, "name": "Petra"})
+    # The same name plays as the same guest, with its secret (here after the name), and
+    # not without it.
+    taken = await boards.call("POST", "/api/boards", json.dumps(
+        {"opponent": bot_id, "name": "Petra"}).encode())
+    assert taken.status == 409 and "is kept by the player who first played under it" in \
+        taken.body["message"], taken
+    second = await boards.create({"opponent": bot_id, "name": "Petra#petra secret"})
     rows = e2e.read_db("SELECT seats.bot_id FROM seats JOIN games ON games.id = seats.game_id "
                        "WHERE games.handle = ? AND seats.seat = 0", (second["boardId"],))
     assert [row[0] for row in rows] == [seats[0]["bot_id"]]
@@ -300,7 +306,7 @@ async def test_a_board_whose_bot_is_disabled_ends_without_a_winner(e2e: E2E) -> 
     token = await e2e.add_user("alice")
     boards = await start_kalaha(e2e, person_turn_limit="60")
     bot_id = await kalaha_bot(e2e, token, "kalaha-good")
-    board = (await boards.create({"opponent": bot_id, "name": "Petra"}))["boardId"]
+    board = (await boards.create({"opponent": bot_id, "name": "Petra#petra secret"}))["boardId"]
     last = await boards.play(board, 2, "ONE")
     assert last["nextPlayer"] == "ONE" and not last["gameOver"], last
     async with e2e.session.post(f"{e2e.url}/api/admin/bots/{bot_id}/disable",

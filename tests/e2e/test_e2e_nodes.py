@@ -13,7 +13,7 @@ import asyncio
 import re
 from typing import Any
 
-from tests.e2e.harness import E2E, LISTENING, PLATFORM_OPTIONS, PlatformProcess
+from tests.e2e.harness import ADMIN_TOKEN, E2E, LISTENING, PLATFORM_OPTIONS, PlatformProcess
 from tests.postgres_support import Cluster
 
 LEASE = "3"
@@ -36,7 +36,10 @@ async def start_node(e2e: E2E, url: str, label: str) -> PlatformProcess:
 
 
 async def get(e2e: E2E, node: PlatformProcess, path: str) -> Any:
-    async with e2e.session.get(node.url + path) as response:
+    """GET ``path`` from ``node`` as the admin (``/api/nodes`` shows the nodes to the admin
+    only)."""
+    async with e2e.session.get(node.url + path,
+                               headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}) as response:
         assert response.status == 200, f"GET {node.url}{path}: {response.status}"
         return await response.json()
 

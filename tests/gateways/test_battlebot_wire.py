@@ -15,6 +15,7 @@ from merknera.gateways.battlebot import wire
 from merknera.gateways.battlebot.listener import round_trip
 from merknera.gateways.battlebot.records import Standing, ranked
 from merknera.gateways.battlebot.wire import Era, LoginError
+from merknera.protocol.signing import same_secret
 
 SALTED: JSONObject = {"bot_id": "Ann", "game": "noughtsandcrosses", "login_hash": "ab" * 32}
 GRAPHQL: JSONObject = {"name": "Bob", "gameType": "NUMBERWANG", "password": "pw"}
@@ -107,9 +108,9 @@ def test_an_update_carries_the_turn_only_when_there_is_one() -> None:
 
 
 def test_credentials_are_compared_whole() -> None:
-    assert wire.same_secret("abc", "abc")
-    assert not wire.same_secret("abc", "abd")
-    assert not wire.same_secret("ab", "abc")
+    assert same_secret("abc", "abc")
+    assert not same_secret("abc", "abd")
+    assert not same_secret("ab", "abc")
 
 
 @pytest.mark.parametrize(("lines", "order"), [

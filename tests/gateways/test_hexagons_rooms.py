@@ -15,6 +15,7 @@ from merknera.gateways.guests import guest
 from merknera.gateways.hexagons import wire
 from merknera.gateways.hexagons.rooms import GAME, Rooms
 from merknera.gateways.refused import RefusedError
+from merknera.names import Claim
 from merknera.store import games
 from tests.support import Arena
 
@@ -28,10 +29,10 @@ def hexagons_rooms(arena: Arena) -> Rooms:
 async def test_a_new_game_never_takes_a_stored_games_id(
         arena: Arena, monkeypatch: pytest.MonkeyPatch) -> None:
     platform = arena.platform
-    one = await guest(platform.scheduler.arena, "One", GAME)
-    two = await guest(platform.scheduler.arena, "Two", GAME)
+    one = await guest(platform.scheduler.arena, Claim("One", "first secret"), GAME)
+    two = await guest(platform.scheduler.arena, Claim("Two", "second secret"), GAME)
     await platform.db.transaction(lambda conn: games.create(
-        conn, GAME, 1, [one.id, two.id], {"rows": 5, "cols": 4}, origin="MATCH",
+        conn, GAME, 1, [one.bot.id, two.bot.id], {"rows": 5, "cols": 4}, origin="MATCH",
         handle="0badcafe"))
     ids: Iterator[str] = iter(["0badcafe", "0badcafe", "5ca1ab1e"])
     monkeypatch.setattr(wire, "new_game_id", lambda: next(ids))
@@ -43,9 +44,9 @@ async def test_a_match_game_made_for_a_bot_takes_one_client(arena: Arena) -> Non
     # A /match game made for a lone client and a bot: two clients joining at once used to
     # both get in (three players, no start), and the second waited out the join wait.
     rooms = hexagons_rooms(arena)
-    bot = await guest(arena.platform.scheduler.arena, "Hexer", GAME)
+    bot = (await guest(arena.platform.scheduler.arena, Claim("Hexer", "hexer secret"), GAME)).bot
     room = await rooms.create("127.0.0.1", 5, 4, 0.0, reserved=bot)
-    joins = [asyncio.ensure_future(rooms.join(room, name, "127.0.0.1"))
+    joins = [asyncio.ensure_future(rooms.join(room, Claim(name), "127.0.0.1"))
              for name in ("Ada", "Bea")]
     done = await asyncio.wait_for(asyncio.gather(*joins, return_exceptions=True), 30)
     refused = [answer for answer in done if isinstance(answer, RefusedError)]

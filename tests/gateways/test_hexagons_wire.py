@@ -13,6 +13,7 @@ from merknera.games import JSON
 from merknera.games.hexagons import Hexagons, Point
 from merknera.gateways.hexagons import wire
 from merknera.gateways.hexagons.wire import NewGame, RequestRefusedError
+from merknera.names import Claim
 
 
 @pytest.mark.parametrize(("body", "expected"), [
@@ -38,13 +39,16 @@ def test_a_bad_new_game_is_refused(body: bytes, why: str) -> None:
     assert str(caught.value) == why
 
 
-@pytest.mark.parametrize(("body", "name"), [
-    (b'{"name": "bob"}', "bob"), (b'{"name": " amy "}', "amy")])
-def test_a_player_is_read(body: bytes, name: str) -> None:
-    assert wire.read_player(body) == name
+@pytest.mark.parametrize(("body", "claim"), [
+    (b'{"name": "bob"}', Claim("bob")), (b'{"name": " amy "}', Claim("amy")),
+    (b'{"name": "bob#s3cret"}', Claim("bob#s3cret")),
+    (b'{"name": "bob", "secret": "s3cret"}', Claim("bob", "s3cret"))])
+def test_a_player_is_read(body: bytes, claim: Claim) -> None:
+    assert wire.read_player(body) == claim
 
 
-@pytest.mark.parametrize("body", [b"", b"{}", b'{"name": 7}', b'{"name": "  "}', b'"bob"'])
+@pytest.mark.parametrize("body", [b"", b"{}", b'{"name": 7}', b'{"name": "  "}', b'"bob"',
+                                  b'{"name": "bob", "secret": 7}'])
 def test_a_bad_player_is_refused(body: bytes) -> None:
     with pytest.raises(RequestRefusedError, match=r"^invalid player data$"):
         wire.read_player(body)
@@ -122,3 +126,20 @@ def test_observer_lines_are_one_line_each_and_wrapped() -> None:
 def test_game_ids_are_eight_hex_digits() -> None:
     ids = {wire.new_game_id() for _ in range(50)}
     assert len(ids) == 50 and all(len(i) == 8 and int(i, 16) >= 0 for i in ids)
+
+
+def test_a_shown_game_is_encoded_and_its_deltas_made_once_as_the_functions_would() -> None:
+    before, after = _played(10), _played(30)
+    shown = wire.Shown(after)
+    wrapper = "<script>\r\nupdate(%s)</script>"
+    assert shown.snapshot == wire.snapshot(after) and shown.state == "in play"
+    assert shown.game.line() == wire.multi_json_line(after)
+    assert shown.game.line(wrapper) == wire.multi_json_line(after, wrapper)
+    assert shown.game.body == json.dumps(after)  # as aiohttp's json_response writes it
+    since = wire.snapshot(before)
+    change = shown.delta(since)
+    assert change.document == wire.delta(after, since)
+    assert change.line(wrapper) == wire.multi_json_line(wire.delta(after, since), wrapper)
+    # Every observer shown the same snapshot gets the same delta and the same line.
+    assert shown.delta(wire.snapshot(_played(10))) is change
+    assert change.line() is shown.delta(since).line()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import gzip
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -165,6 +166,25 @@ async def test_a_body_sent_slowly_is_cut_off(serve: Serve) -> None:
     assert error["message"] == "Invalid request: the body did not arrive within 0.5 s"
     assert await closed_by_server(reader) == b""  # and the connection is let go
     writer.close()
+
+
+async def test_a_compressed_body_is_refused_as_it_is_never_inflated(serve: Serve) -> None:
+    # 255 KiB of gzip is 256 MiB of zeros (16 KiB and 16 MiB here): aiohttp inflated it on
+    # the event loop as it came (a second of the loop), and the body reader then refused
+    # 413.  Bodies are read as sent; a compressed one is refused before it is read.
+    served = await serve()
+    bomb = gzip.compress(bytes(16 * 1024 * 1024), compresslevel=9)
+    async with session() as stranger:
+        async with stranger.post(served.url("/rpc"), data=bomb, headers={
+                "Content-Type": "application/json", "Content-Encoding": "gzip"}) as answer:
+            assert answer.status == 415, answer.status
+            error = (await answer.json())["error"]
+        assert error["message"] == ("Invalid request: the body is sent with Content-Encoding "
+                                    "'gzip'; bodies are read as sent (identity) only")
+        # The body aiohttp reads on after the answer is not inflated either: the platform
+        # answers at once.
+        async with stranger.get(served.url("/api/games-hosted")) as answer:
+            assert answer.status == 200
 
 
 async def test_wrong_tokens_slow_their_sender_down(serve: Serve) -> None:

@@ -14,7 +14,7 @@ import json
 import pytest
 
 from merknera.games.base import JSON
-from merknera.protocol import jsonrpc
+from merknera.protocol import jsonrpc, strict_json
 from merknera.protocol.faults import ERROR_CODES, FaultKind
 from merknera.protocol.jsonrpc import (
     INTERNAL_ERROR,
@@ -250,7 +250,7 @@ def test_a_request_error_answers_in_its_own_dialect() -> None:
     error = refused(body({"method": "M", "id": 4, "params": [1]}))
     reply = error_reply(error.dialect, error.request_id, error)
     assert reply == {"result": None, "error": error.message, "id": 4}
-    assert json.loads(jsonrpc.dumps(reply)) == reply
+    assert json.loads(strict_json.dumps(reply)) == reply
 
 
 def test_standard_codes() -> None:
@@ -268,10 +268,11 @@ def test_a_lone_surrogate_cannot_break_the_reply(raw: bytes) -> None:
     # /rpc makes it) carries a null id and encodes.
     error = refused(raw)
     assert (error.code, error.dialect, error.request_id) == (PARSE_ERROR, Dialect.V2, None)
-    assert json.loads(jsonrpc.dumps(error_reply(error.dialect, error.request_id, error))) == {
+    assert json.loads(strict_json.dumps(error_reply(error.dialect, error.request_id, error))) == {
         "jsonrpc": "2.0", "id": None, "error": {
             "code": PARSE_ERROR,
-            "message": "Parse error: the JSON contains an unpaired UTF-16 surrogate escape"}}
+            "message": "Parse error: the body is not JSON: it holds an unpaired UTF-16 "
+                       "surrogate escape"}}
 
 
 # -- calls to bots and their replies ---------------------------------------------------------
@@ -355,7 +356,7 @@ def test_a_reply_that_is_not_json_is_malformed(raw: bytes) -> None:
 
 def test_a_reply_that_is_not_utf8_is_malformed() -> None:
     message = malformed(b'{"result": "\xff\xfe", "id": 1}')
-    assert message.startswith("the body is not UTF-8")
+    assert message.startswith("the body is not JSON: it is not UTF-8")
     assert "byte 12" in message
 
 

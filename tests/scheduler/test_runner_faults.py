@@ -11,6 +11,7 @@ from pytest_aiohttp import AiohttpServer
 
 from merknera.events import Event, GameFinished, MovePlayed
 from merknera.games import JSON, SeatResult, Termination
+from merknera.games.tictactoe import TicTacToe
 from merknera.protocol.faults import FaultKind
 from tests.support import Arena, ScriptedBot, first_empty
 
@@ -220,3 +221,33 @@ async def test_the_events_of_a_forfeit_carry_the_enums(arena: Arena,
     faults = [e.fault for e in heard if isinstance(e, MovePlayed) and e.fault is not None]
     # Three strikes in each game, each an illegal move (the centre, taken by then).
     assert faults == [FaultKind.ILLEGAL_MOVE] * 6
+
+
+class UnforeseenTicTacToe(TicTacToe):
+    """Tic-tac-toe whose reader fails on a reply it did not foresee (a bug of its own: the
+    platform's games are checked for this by check_game, a plugin's may not be)."""
+
+    def parse_move(self, result: JSON) -> int:
+        if isinstance(result, dict) and "surprise" in result:
+            raise KeyError("surprise")
+        return super().parse_move(result)
+
+
+async def surprising(params: dict[str, Any], _id: Any) -> JSON:
+    return {"surprise": True}
+
+
+async def test_a_reply_the_game_did_not_foresee_is_its_senders_fault(
+        arena: Arena, aiohttp_server: AiohttpServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Handling a seat's reply failed: the runner used to end the game ABORTED, with no
+    # result, which a losing bot could do at will.  The seat is at fault, as for any reply
+    # that is no move: a strike, and at the third the game.
+    monkeypatch.setitem(arena.platform.games, "TICTACTOE", UnforeseenTicTacToe())
+    good, bad = ScriptedBot(), ScriptedBot(next_move=surprising)
+    for game in await duel(arena, aiohttp_server, good, bad):
+        assert (game["status"], game["outcome"], game["reason"]) == ("FINISHED", "WIN",
+                                                                     "STRIKES")
+        assert results(game) == {"good": "WIN", "bad": "LOSS"}
+        faults = [(m["fault"], m["fault_detail"]) for m in game["moves"] if m["fault"]]
+        assert faults == [("INVALID_MOVE", "the reply is not a move of the game (KeyError)")] * 3
+    assert len(bad.methods("Error")) == 6 and good.methods("Error") == []

@@ -19,7 +19,7 @@ from merknera.store.db import Row
 from merknera.store.games import GameStatus
 from merknera.store.results import ReplayStart
 from merknera.web import jsonpatch
-from merknera.web.replay import GameHeader
+from merknera.web.replay import GameHeader, Replayer, States
 from tests.golden import GOLDEN_DIR
 
 SEED = 5
@@ -122,3 +122,22 @@ def rebuilt(start: Any, frames: list[dict[str, Any]]) -> list[Any]:
 def tables() -> list[tuple[str, int]]:
     return [(mnemonic, seats) for mnemonic, game in sorted(REGISTRY.items())
             for seats in sorted({game.min_seats, game.max_seats})]
+
+
+def whole_replay(header: GameHeader, rows: Sequence[Row], states: States) -> Any:
+    """A whole replay as one Replayer makes it at once, decoded: what a shared log's cut
+    must equal."""
+    replayer = Replayer(header, reveal=header.start.status is GameStatus.FINISHED,
+                        states=states)
+    start = replayer.start()
+    frames: list[Any] = replayer.frames(list(rows))
+    return json.loads(json.dumps({"id": header.start.id, "status": header.start.status.value,
+                                  **start, "frames": frames, "error": replayer.error}))
+
+
+def streamed(header: GameHeader, rows: Sequence[Row], after: int, states: States) -> Any:
+    """The frames a live stream resumed after row ``after`` sends, as a stream's own
+    Replayer made them, decoded."""
+    replayer = Replayer(header, reveal=False, states=states)
+    replayer.skip(list(rows[:after]))
+    return json.loads(json.dumps(replayer.frames(list(rows[after:]))))

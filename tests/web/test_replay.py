@@ -5,6 +5,7 @@ and in a live stream resumed anywhere."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 from typing import Any
@@ -22,6 +23,7 @@ from merknera.web.replay import (
     States,
     fault_summary,
 )
+from merknera.work import Deadline
 from tests.web.replay_support import (
     configured,
     golden_scrabble,
@@ -173,3 +175,54 @@ def test_a_25x25_hexagons_game_of_1481_moves_is_a_small_replay() -> None:
 def test_a_replay_is_encoded_as_compact_utf8_json(body: dict[str, Any]) -> None:
     expected = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     assert replay._dumps(body) == expected
+
+
+# -- the frame log: built once, extended, cut into replays and streams -------------------
+
+
+def _replay_body(header: replay.GameHeader, rows: list[Any], states: States) -> bytes:
+    """A whole replay as one Replayer makes it, in one piece: what a log must cut."""
+    replayer = Replayer(header, reveal=header.start.status.value == "FINISHED", states=states)
+    start = replayer.start()
+    frames: list[Any] = replayer.frames(rows)
+    return replay._dumps({"id": header.start.id, "status": header.start.status.value,
+                          **start, "frames": frames, "error": replayer.error})
+
+
+@pytest.mark.parametrize("reveal", [True, False])
+@pytest.mark.parametrize(("mnemonic", "seats"), tables())
+def test_a_log_extended_in_pieces_cuts_the_same_replays_and_streams(
+        mnemonic: str, seats: int, reveal: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(replay, "KEYFRAME_EVERY", 7)
+    played = playthrough(mnemonic, seats, reveal)
+    header, rows = played.header, played.rows
+    log = replay.FrameLog(header, reveal)
+    # A deadline already passed stops the log after its first row; a piece at a time
+    # then, rows applied twice applied once.
+    assert log.extend(rows, Deadline(0.0)) is False and log.seq == 1
+    for at in range(0, len(rows), 5):
+        assert log.extend(rows[max(0, at - 2):at + 5])
+    assert (log.count, log.seq, log.error) == (len(rows), len(rows), None)
+    status = header.start.status
+    assert log.encoded(status).plain == _replay_body(header, rows, States.DELTA)
+    assert gzip.decompress(log.encoded(status).gzipped) == log.encoded(status).plain
+    assert log.full(status).plain == _replay_body(header, rows, States.FULL)
+    # A stream's first frame, wherever it starts, is whole, as a stream's own Replayer
+    # made it; the frames after it are the log's.
+    for cut in sorted(cut for cut in {0, 1, 6, 7, 8, len(rows) - 1} if cut < len(rows)):
+        stream = Replayer(header, reveal)
+        stream.skip(rows[:cut])
+        sent = [replay._dumps(frame) for frame in stream.frames(rows[cut:])]
+        assert log.after(cut) == cut
+        assert [log.whole(cut), *log.frames[cut + 1:]] == sent, cut
+
+
+def test_a_log_that_stops_at_a_move_says_where_and_takes_no_more_frames() -> None:
+    played = playthrough("TICTACTOE", 2, reveal=True)
+    rows = move_log([(0, {"position": 4}, None), (1, {"position": 4}, None),
+                     (0, {"position": 0}, None)])
+    log = replay.FrameLog(played.header, reveal=True)
+    assert log.extend(rows)
+    assert log.count == 1 and log.seq == 3
+    assert log.error is not None and log.error.startswith("move 2 does not replay")
+    assert json.loads(log.encoded(played.header.start.status).plain)["error"] == log.error

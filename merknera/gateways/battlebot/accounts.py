@@ -17,7 +17,7 @@ How the credentials are kept (neither is ever shown again, by any API or page):
 * **GraphQL era**: the client sends its password, so only its SHA-256 is kept (it is 256
   random bits: nothing for a slow password hash to protect), and a login's is compared.
 
-Both comparisons take constant time (:func:`~merknera.gateways.battlebot.wire.same_secret`).
+Both comparisons take constant time (:func:`~merknera.protocol.signing.same_secret`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 from merknera.gateways.battlebot import wire
 from merknera.gateways.battlebot.wire import BattlebotGame, Era, Login
-from merknera.names import NameRefusedError, check_bot_name, check_text, is_anonymous_name
+from merknera.names import NameRefusedError, check_bot_name, check_name, is_anonymous_name
+from merknera.protocol.signing import same_secret, sha256_hex
 from merknera.scheduler.arena import Arena
 from merknera.store import Database, bots, logs, now, users
 from merknera.store.bots import Bot, BotMetadata, BotStatus
@@ -42,8 +43,6 @@ OWNER_SUFFIX = " (Battlebot)"
 def shown_owner(user_name: str) -> str:
     """The owner as Battlebot's answers give it: the name sent at registration."""
     return user_name.removesuffix(OWNER_SUFFIX)
-
-LONGEST_OWNER = 100
 
 
 class RegistrationRefusedError(ValueError):
@@ -73,16 +72,14 @@ async def register(arena: Arena, era: Era, game: BattlebotGame, name: str,
         raise RegistrationRefusedError("No owner set" if salted else "An owner is required")
     try:
         checked = check_bot_name(name)
-        check_text(owner, "owner name")
+        check_name(owner, "owner name")
     except NameRefusedError as exc:
         raise RegistrationRefusedError(str(exc)) from None
     if is_anonymous_name(checked):
         raise RegistrationRefusedError(f'The name "{name}" is kept for people who play without '
                                        "a name")
-    if len(owner) > LONGEST_OWNER:
-        raise RegistrationRefusedError(f"The owner name is longer than {LONGEST_OWNER} characters")
     credential = secrets.token_hex(32)
-    kept = credential if era is Era.SALT else wire.sha256_hex(credential)
+    kept = credential if era is Era.SALT else sha256_hex(credential)
     limit = arena.config.max_bots_per_user
 
     def work(conn: Connection) -> Bot:
@@ -146,13 +143,13 @@ async def log_in(db: Database, login: Login, salt: str | None) -> Bot:
     bot, suspended = await db.read(read)
     if bot is None or bot.game != login.game.mnemonic:
         # Compared anyway, so that an unknown name takes as long as a wrong credential.
-        wire.same_secret(login.credential, "0" * 64)
+        same_secret(login.credential, "0" * 64)
         raise LoginRefusedError(f"there is no {login.game.name_in(login.era)} bot "
                            f"{login.name!r} of this protocol")
     expected = (wire.login_hash(bot.secret, salt or "") if login.era is Era.SALT
                 else bot.secret)
-    given = login.credential if login.era is Era.SALT else wire.sha256_hex(login.credential)
-    if not wire.same_secret(given, expected):
+    given = login.credential if login.era is Era.SALT else sha256_hex(login.credential)
+    if not same_secret(given, expected):
         raise LoginRefusedError("wrong " + ("login_hash" if login.era is Era.SALT else "password"))
     if bot.status is BotStatus.DISABLED and bot.disabled_by == "ADMIN":
         raise LoginRefusedError(f"{bot.name} is disabled by an admin ({bot.disabled_reason})")

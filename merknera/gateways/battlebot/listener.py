@@ -17,7 +17,6 @@ failed logins, and request bodies.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import secrets
 import socket
@@ -31,16 +30,18 @@ from merknera.games import JSONObject
 from merknera.gateways.battlebot import accounts, records, wire
 from merknera.gateways.battlebot.accounts import LoginRefusedError, RegistrationRefusedError
 from merknera.gateways.battlebot.clients import CLOSE_POLICY, Client, Connection, Hub
-from merknera.gateways.battlebot.graphql_api import GraphQLApi
+from merknera.gateways.battlebot.graphql_api import SDL, GraphQLApi
 from merknera.gateways.battlebot.openapi import DOCUMENT, DOCUMENT_PATH
 from merknera.gateways.battlebot.transport import BattlebotTransport
 from merknera.gateways.battlebot.wire import Era, LoginError
-from merknera.guard import BodyError, Guard, RateLimitedError
+from merknera.guard import BodyError, Guard, RateLimitedError, crosssite
 from merknera.guard.throttle import Buckets
+from merknera.protocol import strict_json
 from merknera.scheduler.arena import Arena
 from merknera.scheduler.discipline import Discipline
 from merknera.seats.connected import Received
 from merknera.store.bots import BotStatus
+from merknera.store.db import StoreUnavailableError
 
 log = logging.getLogger(__name__)
 
@@ -65,11 +66,14 @@ class BattlebotListener:
 
     def app(self) -> web.Application:
         """The aiohttp application to serve on ``battlebot_port``."""
-        app = web.Application(client_max_size=MAX_BODY, middlewares=[self._guard.middleware,
-                                                                     _json_errors])
+        # Both eras' clients post with requests' json= (application/json).
+        cross_site = crosssite.middleware(crosssite.Body.JSON, crosssite.json_refusal)
+        app = web.Application(client_max_size=MAX_BODY, middlewares=[
+            self._guard.middleware, cross_site, _json_errors])
         app.router.add_get("/", self._root)
         app.router.add_get(DOCUMENT_PATH, openapi.route(DOCUMENT))
         app.router.add_post("/graphql", self._graphql_request)
+        app.router.add_get("/graphql", self._graphql_schema)
         app.router.add_post("/bots/{game}", self._register_salted)
         app.router.add_get("/bots/{game}", self._bots)
         app.router.add_get("/games/{game}", self._games)
@@ -85,9 +89,9 @@ class BattlebotListener:
         except BodyError as exc:
             raise _RefusedError(exc.status, exc.message) from None
         try:
-            value = json.loads(body)
-        except ValueError:
-            raise _bad("The body is not JSON") from None
+            value = strict_json.loads(body)
+        except strict_json.BadJSONError as exc:
+            raise _bad(f"The body is not JSON: {exc}") from None
         if not isinstance(value, dict):
             raise _bad("The body must be a JSON object")
         return value
@@ -133,8 +137,9 @@ class BattlebotListener:
             return None
         return f"Too many registrations from your address; try again in {max(1, round(wait))} s"
 
-    async def _bots_of(self, game: wire.BattlebotGame) -> list[JSONObject]:
-        return await self._arena.db.read(lambda conn: records.game_bots(conn, game))
+    async def _bots_of(self, game: wire.BattlebotGame,
+                       most: int | None = None) -> list[JSONObject]:
+        return await self._arena.db.read(lambda conn: records.game_bots(conn, game, most))
 
     async def _graphql_request(self, request: web.Request) -> web.Response:
         body = await self._json_body(request)
@@ -148,6 +153,11 @@ class BattlebotListener:
             raise _bad('"operationName" must be a string')
         return web.json_response(await self._graphql.execute(query, variables, operation,
                                                               self._guard.client(request)))
+
+    async def _graphql_schema(self, request: web.Request) -> web.Response:
+        """The GraphQL schema as SDL (introspection is off: see
+        :mod:`merknera.gateways.battlebot.graphql_api`)."""
+        return web.Response(text=SDL, content_type="text/plain")
 
     def _game_of(self, request: web.Request) -> wire.BattlebotGame:
         game = wire.game_named(request.match_info["game"], Era.SALT)
@@ -234,15 +244,16 @@ class BattlebotListener:
         if first.type is not WSMsgType.TEXT:
             return _failed(connection, "a login is a JSON text frame")
         try:
-            value = json.loads(first.data)
+            value = strict_json.loads(first.data)
             if era is Era.SALT and isinstance(value, dict) and "password" in value:
                 raise LoginError(
                     "a GraphQL-era login came after the salt was sent (more than "
                     f"{first_wait:.2f} s after the connection opened); connect again")
             login = wire.read_login(value, era)
-        except (ValueError, RecursionError) as exc:
-            return _failed(connection, str(exc) if isinstance(exc, LoginError)
-                           else "the login is not JSON")
+        except strict_json.BadJSONError as exc:
+            return _failed(connection, f"the login is not JSON: {exc}")
+        except LoginError as exc:
+            return _failed(connection, str(exc))
         try:
             async with self._guard.auth.attempt(connection.peer):
                 try:
@@ -250,13 +261,15 @@ class BattlebotListener:
                 except LoginRefusedError as exc:
                     self._guard.auth.failed(connection.peer)
                     return _failed(connection, str(exc))
+            if bot.status is BotStatus.DISABLED:
+                # Disabled by the fault rule: logging in brings it back, as registering
+                # again does for a bot that is called.
+                enabled = await self._discipline.enable(bot.id)
+                bot = enabled or bot
         except RateLimitedError as exc:
             return _failed(connection, exc.message.replace("tokens", "logins"))
-        if bot.status is BotStatus.DISABLED:
-            # Disabled by the fault rule: logging in brings it back, as registering again
-            # does for a bot that is called.
-            enabled = await self._discipline.enable(bot.id)
-            bot = enabled or bot
+        except StoreUnavailableError as exc:
+            return _failed(connection, exc.for_clients)
         client = Client(connection, bot, login)
         presence = self._arena.presence
         if presence.bot(bot.id) is None:
@@ -351,12 +364,16 @@ def _bad(message: str) -> _RefusedError:
 
 @web.middleware
 async def _json_errors(request: web.Request, handler: Any) -> web.StreamResponse:
-    """Every error as Battlebot's JSON ``{"error": message}`` (404s and 405s too)."""
+    """Every error as Battlebot's JSON ``{"error": message}`` (404s and 405s too; 503 with
+    ``Retry-After`` while the store cannot be reached)."""
     try:
         response: web.StreamResponse = await handler(request)
         return response
     except _RefusedError as exc:
         return web.json_response({"error": exc.message}, status=exc.status)
+    except StoreUnavailableError as exc:
+        return web.json_response({"error": exc.for_clients}, status=503,
+                                 headers={"Retry-After": str(exc.retry_after)})
     except web.HTTPException as exc:
         if exc.status < 400 or exc.content_type == "application/json":
             raise

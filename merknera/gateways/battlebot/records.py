@@ -85,13 +85,15 @@ def game_document(conn: Connection, game: BattlebotGame,
     return document
 
 
-def game_bots(conn: Connection, game: BattlebotGame) -> list[JSONObject]:
-    """The game's bots in play (not superseded), oldest first: name, owner and date, never
-    a credential."""
+def game_bots(conn: Connection, game: BattlebotGame,
+              most: int | None = None) -> list[JSONObject]:
+    """The game's bots in play (not superseded), oldest first, ``most`` of them at most:
+    name, owner and date, never a credential."""
     rows = conn.execute(
         "SELECT bots.name, users.name AS owner, bots.created_at FROM bots "
         "JOIN users ON users.id = bots.user_id WHERE bots.game = ? "
-        "AND bots.status != 'SUPERSEDED' ORDER BY bots.id", (game.mnemonic,))
+        "AND bots.status != 'SUPERSEDED' ORDER BY bots.id LIMIT ?",
+        (game.mnemonic, 2**62 if most is None else most))
     return [{"bot_id": name, "owner": shown_owner(owner), "date_registered": created}
             for name, owner, created in rows]
 

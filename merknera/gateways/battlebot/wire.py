@@ -10,13 +10,12 @@ which is the salted-login era's (``players``, ``nextPlayer``, ``complete``, ``vi
 from __future__ import annotations
 
 import enum
-import hashlib
-import hmac
 from dataclasses import dataclass
 
 from merknera.games import JSON, JSONObject
 from merknera.games.wire import shorten
 from merknera.protocol.bot_protocols import BotProtocol
+from merknera.protocol.signing import sha256_hex
 
 
 class Era(enum.Enum):
@@ -61,21 +60,10 @@ def game_named(name: str, era: Era) -> BattlebotGame | None:
 
 # -- credentials ------------------------------------------------------------------------------
 
-def sha256_hex(text: str) -> str:
-    """The SHA-256 of ``text`` (UTF-8) in lower-case hex, as Battlebot hashes."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def login_hash(pass_hash: str, salt: str) -> str:
     """What a salted-login client sends: sha256 hex of the pass_hash, then the salt
     (research a.4: both the client's and the server's code put the pass_hash first)."""
     return sha256_hex(pass_hash + salt)
-
-
-def same_secret(given: str, expected: str) -> bool:
-    """Compare two credentials in constant time (so that the time taken tells nothing of
-    how much of a guess was right)."""
-    return hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
 
 
 # -- logins -----------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ Refusals are ``text/plain`` with the original's words.
 from __future__ import annotations
 
 import asyncio
-import json
+import contextlib
 import math
 import uuid
 from collections.abc import Awaitable, Callable
@@ -36,6 +36,7 @@ from aiohttp import web
 from merknera import openapi
 from merknera.games import JSON, JSONObject
 from merknera.games.hexagons import HexagonsState, Line
+from merknera.gateways.guests import SECRET_HEADER
 from merknera.gateways.hexagons import wire
 from merknera.gateways.hexagons.openapi import (
     DOCUMENT,
@@ -46,12 +47,14 @@ from merknera.gateways.hexagons.openapi import (
 from merknera.gateways.hexagons.rooms import Room, Rooms
 from merknera.gateways.hexagons.wire import COMPLETED, MULTI_JSON, RequestRefusedError
 from merknera.gateways.refused import RefusedError
-from merknera.guard import Guard
+from merknera.guard import Guard, Stream, crosssite
 from merknera.guard.bodies import BodyError
 from merknera.guard.holdings import FullError
 from merknera.guard.throttle import RateLimitedError
+from merknera.protocol import strict_json
 from merknera.protocol.faults import FaultKind
 from merknera.seats.polled import PolledSeat
+from merknera.store.db import StoreUnavailableError
 
 MAX_BODY = 4096
 """Largest request body: every request of the API is a few dozen bytes."""
@@ -74,8 +77,10 @@ class HexagonsListener:
 
     def app(self) -> web.Application:
         """The aiohttp application to serve on ``hexagons_port``."""
+        # Its Ruby clients post JSON typed as a form, or untyped (research c.7).
+        cross_site = crosssite.middleware(crosssite.Body.ANY, crosssite.text_refusal)
         app = web.Application(client_max_size=MAX_BODY,
-                              middlewares=[self._guard.middleware, _refusals])
+                              middlewares=[self._guard.middleware, cross_site, _refusals])
         app.router.add_get("/", self._list)
         app.router.add_post("/", self._create)
         app.router.add_get("/match", self._match)
@@ -102,6 +107,12 @@ class HexagonsListener:
         return _created(room.handle)
 
     async def _match(self, request: web.Request) -> web.Response:
+        if crosssite.sent_by_foreign_page(request):
+            # A GET that makes a game: a page of another site must not make its visitors'
+            # browsers ask for games.
+            raise RefusedError(403, "refused: a game asked for by a page of another site "
+                                    "(Sec-Fetch-Site: cross-site)")
+
         def gone() -> bool:
             return request.transport is None or request.transport.is_closing()
 
@@ -113,14 +124,15 @@ class HexagonsListener:
         try:
             room = self._rooms.get(handle)
         except RefusedError:
-            stored = await self._rooms.stored(handle)
+            stored = await self._rooms.stored(handle, self._guard.client(request))
             if stored is None:
                 raise
-            return web.json_response(stored)
+            return _json(stored)
+        shown = self._rooms.shown(room)
         token = request.headers.get(OBSERVER_TOKEN)
         if token and token in room.observers:
-            return web.json_response(room.observed(token, self._game))
-        return web.json_response(room.game_object(self._game))
+            return _json(room.observed(token, shown))
+        return _json(shown.game)
 
     # -- players ----------------------------------------------------------------------------
 
@@ -138,12 +150,15 @@ class HexagonsListener:
     async def _join(self, request: web.Request) -> web.Response:
         room = await self._room(request, "game already started")
         try:
-            name = wire.read_player(await self._guard.read_body(request, MAX_BODY))
+            claim = wire.read_player(await self._guard.read_body(request, MAX_BODY))
         except RequestRefusedError as exc:
             raise RefusedError(403, str(exc)) from None
-        _, seat = await self._rooms.join(room, name, self._guard.client(request))
+        player, seat = await self._rooms.join(room, claim, self._guard.client(request))
         await _turn(seat, 0)
-        return self._answer(room, seat, room.game_object(self._game))
+        answer = self._answer(room, seat, room.game_object(self._game))
+        if player.new_secret is not None:
+            answer.headers[SECRET_HEADER] = player.new_secret
+        return answer
 
     async def _move(self, request: web.Request) -> web.Response:
         room = await self._room(request, "game finished")
@@ -159,7 +174,7 @@ class HexagonsListener:
         if seat is None or not seat.to_move:
             raise RefusedError(403, "invalid/missing turn token")
         del room.tokens[seat.seat]
-        since = wire.snapshot(room.game_object(self._game))
+        since = self._rooms.shown(room).snapshot
         text = body.decode("utf-8", "replace")
         judged = _judge(body, room.current())
         if isinstance(judged, str):
@@ -175,7 +190,7 @@ class HexagonsListener:
             if seat.to_move and seat.seating.deadline is not None:
                 # The turn runs from the token's delivery, not from the state's.
                 seat.seating.deadline += room.delay
-        return self._answer(room, seat, wire.delta(room.game_object(self._game), since))
+        return self._answer(room, seat, self._rooms.shown(room).delta(since).document)
 
     def _answer(self, room: Room, seat: PolledSeat, document: JSONObject) -> web.Response:
         """200 with ``document``, and a new turn token if the seat has the move (none
@@ -194,46 +209,44 @@ class HexagonsListener:
             wrapper = wire.read_wrapper(await self._guard.read_body(request, MAX_BODY))
         except RequestRefusedError as exc:
             raise RefusedError(403, str(exc)) from None
-        stream = object()
-        try:
-            self._guard.streams.take(self._guard.client(request), stream, lambda: None)
-        except RateLimitedError as exc:
-            raise RefusedError(429, exc.message, exc.retry_after) from None
-        except FullError as exc:
-            raise RefusedError(503, str(exc), 5.0) from None
-        try:
-            return await self._stream(request, room, wrapper)
-        finally:
-            self._guard.streams.give_back(stream)
+        with contextlib.ExitStack() as place:
+            try:
+                stream = place.enter_context(self._guard.stream(request))
+            except RateLimitedError as exc:
+                raise RefusedError(429, exc.message, exc.retry_after) from None
+            except FullError as exc:
+                raise RefusedError(503, str(exc), 5.0) from None
+            return await self._stream(request, room, wrapper, stream)
 
-    async def _stream(self, request: web.Request, room: Room,
-                      wrapper: str | None) -> web.StreamResponse:
-        shown = room.game_object(self._game)
-        token = room.new_observer(wire.snapshot(shown))
+    async def _stream(self, request: web.Request, room: Room, wrapper: str | None,
+                      stream: Stream) -> web.StreamResponse:
+        """The Game, then a delta after every change to the end, unless the stream must
+        end first (its client left or does not read, or its place went to a newcomer)."""
+        shown = self._rooms.shown(room)
+        token = room.new_observer(shown.snapshot)
         response = web.StreamResponse(headers={"Content-Type": MULTI_JSON,
                                                OBSERVER_TOKEN: token})
         await response.prepare(request)
-        await response.write(wire.multi_json_line(shown, wrapper))
-        try:
-            async with asyncio.timeout(self._rooms.join_wait()):
-                await room.started.wait()
-        except TimeoutError:
-            pass
-        table = room.table
-        if table is None:
-            return response
-        seat = table.any_seat()
-        version = -1
-        while shown.get("state") != COMPLETED:
-            if version >= 0 and not await seat.changed(version, LONGEST_WAIT):
-                break
-            version = seat.version
-            now = room.game_object(self._game)
-            await response.write(wire.multi_json_line(
-                wire.delta(now, wire.snapshot(shown)), wrapper))
-            room.observers[token] = wire.snapshot(now)
-            shown = now
-        await response.write_eof()
+        with contextlib.suppress(ConnectionResetError):
+            await stream.send(response, shown.game.line(wrapper))
+            try:
+                async with asyncio.timeout(self._rooms.join_wait()):
+                    await stream.wait(room.started.wait())
+            except TimeoutError:
+                pass
+            table = room.table
+            seat = None if table is None else table.any_seat()
+            version = -1
+            while seat is not None and shown.state != COMPLETED:
+                if version >= 0 and not await stream.wait(seat.changed(version, LONGEST_WAIT)):
+                    break
+                version = seat.version
+                # The same Game object and delta line for every observer of this moment.
+                now = self._rooms.shown(room)
+                await stream.send(response, now.delta(shown.snapshot).line(wrapper))
+                room.observers[token] = now.snapshot
+                shown = now
+        await stream.end(response)
         return response
 
 
@@ -258,13 +271,19 @@ def _delay(body: bytes) -> float:
     """The game's ``delay_time`` (0 when not given: the original's 0.3 s only paced its
     viewers), at most :data:`MAX_DELAY`."""
     try:
-        value: JSON = json.loads(body)
-    except ValueError:
+        value: JSON = strict_json.loads(body)
+    except strict_json.BadJSONError:
         return 0.0
     delay = value.get("delay_time") if isinstance(value, dict) else None
     if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not math.isfinite(delay):
         return 0.0
     return min(MAX_DELAY, max(0.0, float(delay)))
+
+
+def _json(document: wire.Encoded) -> web.Response:
+    """200 with ``document``, as :func:`aiohttp.web.json_response` answers it (its text
+    made once, for every request that asks for it)."""
+    return web.Response(text=document.body, content_type="application/json")
 
 
 def _created(handle: str) -> web.Response:
@@ -273,12 +292,14 @@ def _created(handle: str) -> web.Response:
 
 @web.middleware
 async def _refusals(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """A refusal as the original answered it: the status and its words, as plain text."""
+    """A refusal as the original answered it: the status and its words, as plain text
+    (and 503 with ``Retry-After`` while the store cannot be reached)."""
     try:
         return await handler(request)
     except BodyError as exc:  # too large, or too slow
         return web.Response(status=exc.status, text=exc.message)
+    except StoreUnavailableError as exc:
+        return web.Response(status=503, text=exc.for_clients,
+                            headers={"Retry-After": str(exc.retry_after)})
     except RefusedError as exc:
-        headers = {} if exc.retry_after is None else {
-            "Retry-After": str(max(1, math.ceil(exc.retry_after)))}
-        return web.Response(status=exc.status, text=exc.message, headers=headers)
+        return web.Response(status=exc.status, text=exc.message, headers=exc.answer_headers())

@@ -11,6 +11,7 @@ and an observer's answer is a stream of JSON documents, one a line, until the ga
 from __future__ import annotations
 
 from merknera.games.hexagons import MAX_SIZE, MIN_SIZE
+from merknera.gateways.guests import SECRET_HEADER
 from merknera.gateways.hexagons.wire import (
     COMPLETED,
     DISQUALIFIED,
@@ -50,10 +51,12 @@ _DELTA: JSONSchema = {"type": "object", "description": "A Game Delta: what chang
 _ID: JSONSchema = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"},
                    "description": "A game's id (8 hex digits)"}
 _WHY = {403: "Refused, in the original's words (text/plain): invalid data, a missing or "
-             "stale turn token, an invalid move (which disqualifies its player)",
+             "stale turn token, an invalid move (which disqualifies its player); or a "
+             "request a page of another origin sent (its Origin header)",
         404: "no such game", 410: "The game has started (a join) or finished (a move)",
         413: "The body is too large", 429: "Too many requests from your address",
-        503: "Too many games or streams; Retry-After says when"}
+        503: "Too many games or streams, or the arena's database cannot be reached now (it "
+             "may be restarting); Retry-After says when"}
 
 
 def _refusals(*statuses: int) -> JSONSchema:
@@ -61,7 +64,10 @@ def _refusals(*statuses: int) -> JSONSchema:
 
 
 def _body(schema: JSONSchema, required: bool = True) -> JSONSchema:
-    return {"required": required, "content": {"application/json": {"schema": schema}}}
+    # JSON whatever its Content-Type: the original clients (Ruby's Net::HTTP) type it as a
+    # form, or not at all.
+    return {"required": required, "description": "JSON, whatever the Content-Type says",
+            "content": {"application/json": {"schema": schema}}}
 
 
 _CREATED: JSONSchema = {"201": {
@@ -70,6 +76,9 @@ _CREATED: JSONSchema = {"201": {
 _TOKEN_HEADER: JSONSchema = {TURN_TOKEN: {
     "description": "The token of the player's next move (none once the game is over)",
     "schema": {"type": "string"}}}
+_SECRET_HEADER: JSONSchema = {SECRET_HEADER: {
+    "description": "The secret made for a name played for the first time without one (only "
+                   "then: told once)", "schema": {"type": "string"}}}
 _SEE_GAME = {"game": {"operationId": "game", "parameters": {
     "id": "$response.body#/0/id"}}}
 
@@ -102,13 +111,18 @@ DOCUMENT = document(
             "parameters": [_ID, {"name": OBSERVER_TOKEN, "in": "header", "required": False,
                                  "schema": {"type": "string"}}],
             "responses": {**answer(200, "The game", {"anyOf": [_GAME, _DELTA]}),
-                          **_refusals(404, 429)}}},
+                          **_refusals(404, 429, 503)}}},
         "/{id}/players": {"post": {
             "operationId": "join", "summary": "Join; held until the player's first turn",
             "parameters": [_ID],
             "requestBody": _body({"type": "object", "required": ["name"], "properties": {
-                "name": {"type": "string", "pattern": r"\S"}}}),
-            "responses": {**answer(200, "The game", _GAME, headers=_TOKEN_HEADER),
+                "name": {"type": "string", "pattern": r"\S",
+                         "description": "The player's name; it may end in #secret"},
+                "secret": {"type": "string", "description": "The name's secret (a name is "
+                                                           "bound to the secret it first "
+                                                           "plays with)"}}}),
+            "responses": {**answer(200, "The game", _GAME,
+                                   headers={**_TOKEN_HEADER, **_SECRET_HEADER}),
                           **_refusals(403, 404, 410, 413, 429, 503)}}},
         "/{id}/moves": {"post": {
             "operationId": "move", "summary": "A move, with the turn token; held until the "

@@ -24,13 +24,19 @@ from merknera.events import GameFinished
 from merknera.games import JSONObject, Seat, SeatResult
 from merknera.games.hexagons import Hexagons, HexagonsState
 from merknera.gateways.background import Background
-from merknera.gateways.guests import GuestRefusedError, GuestThrottledError, guest
+from merknera.gateways.guests import (
+    Guest,
+    GuestRefusedError,
+    GuestThrottledError,
+    telling,
+)
 from merknera.gateways.hexagons import wire
 from merknera.gateways.hexagons.wire import COMPLETED, IN_PLAY, INITIATING, Snapshot
 from merknera.gateways.refused import RefusedError
-from merknera.gateways.tables import Table, Tables
+from merknera.gateways.tables import Stored, Table, Tables
 from merknera.guard.holdings import FullError, Holdings
 from merknera.guard.throttle import RateLimitedError
+from merknera.names import Claim
 from merknera.scheduler.arena import Arena
 from merknera.seats.polled import PolledSeat
 from merknera.store.bots import Bot
@@ -42,6 +48,9 @@ MATCH_ROWS = (5, 7, 9, 11, 13)
 """The rows of a ``/match`` game's board (cols: rows - 3 to rows + 3), as the original's."""
 MAX_OBSERVER_TOKENS = 256
 """Observer snapshots kept per game (for ``GET`` with ``X-Observer-Token``)."""
+VIEWS_KEPT = 32
+"""Games whose Game object now is kept for the next request or stream to show it (the
+most recently shown: :meth:`Rooms.shown`)."""
 
 
 @dataclass(eq=False)
@@ -56,6 +65,8 @@ class Room:
     client: str
     created: float = field(default_factory=time.monotonic)
     joined: list[Bot] = field(default_factory=list)
+    addresses: dict[int, str] = field(default_factory=dict)
+    """The address each joined player came from, by its bot's id."""
     reserved: Bot | None = None
     """The bot a ``/match`` game was made for (it joins with the client)."""
     started: asyncio.Event = field(default_factory=asyncio.Event)
@@ -103,12 +114,21 @@ class Room:
         shown = game.game_object(state, completed=self.state == COMPLETED)
         return wire.disqualify(shown, frozenset(self.disqualified))
 
-    def observed(self, token: str, game: Hexagons) -> JSONObject:
-        """What an observer's ``GET`` shows: the delta since its last snapshot."""
-        now = self.game_object(game)
+    @property
+    def version(self) -> tuple[int, ...]:
+        """Changes whenever the Game object may: a player joins, the game starts, a state
+        comes, the game ends, a player is disqualified."""
+        table = self.table
+        if table is None:
+            return (-1, len(self.joined))
+        return (table.any_seat().version, table.ended, len(self.disqualified))
+
+    def observed(self, token: str, shown: wire.Shown) -> wire.Encoded:
+        """What an observer's ``GET`` shows of the game ``shown`` now: the delta since its
+        last snapshot (which becomes ``shown``'s)."""
         since = self.observers.get(token)
-        self.observers[token] = wire.snapshot(now)
-        return now if since is None else wire.delta(now, since)
+        self.observers[token] = shown.snapshot
+        return shown.game if since is None else shown.delta(since)
 
     def new_observer(self, snapshot: Snapshot) -> str:
         token = str(uuid.uuid4())
@@ -132,6 +152,7 @@ class Rooms:
                                                     "hexagons games waiting for players")
         self._queue: list[_Waiter] = []
         self._by_game: dict[int, Room] = {}
+        self._views: OrderedDict[Room, tuple[tuple[int, ...], wire.Shown]] = OrderedDict()
         tables.forgotten.append(self._forget)
         self._background = Background()
         arena.finish_hooks.append(self._finished)
@@ -149,15 +170,41 @@ class Rooms:
             raise RefusedError(404, "no such game")
         return room
 
+    def shown(self, room: Room) -> wire.Shown:
+        """The room's Game object now, with its encodings and deltas: built once per
+        :attr:`Room.version` for every request and observer that shows it."""
+        version = room.version
+        kept = self._views.get(room)
+        if kept is not None and kept[0] == version:
+            self._views.move_to_end(room)
+            return kept[1]
+        shown = wire.Shown(room.game_object(self.game))
+        self._views[room] = (version, shown)
+        self._views.move_to_end(room)
+        while len(self._views) > VIEWS_KEPT:
+            self._views.popitem(last=False)
+        return shown
+
     async def stored_id(self, handle: str) -> int | None:
         """The platform's id of the game ``handle``, in memory or in the store."""
         return await self._tables.stored(GAME, handle)
 
-    async def stored(self, handle: str) -> JSONObject | None:
-        """The Game object of a game no longer in memory, from the store."""
-        found = await self._tables.replayed(GAME, handle)
-        if found is None:
-            return None
+    async def stored(self, handle: str, client: str) -> wire.Encoded | None:
+        """The Game object of a game no longer in memory, from the store (made and encoded
+        in ``client``'s place, off the event loop for a long game, and kept with a finished
+        game).
+
+        :raises RefusedError: 429 when ``client`` holds its share of places, 503 when the
+            platform is making as many such answers as it may at once.
+        """
+        return await self._tables.shown(GAME, handle, self._stored_object, client)
+
+    def _stored_object(self, found: Stored) -> wire.Encoded:
+        shown = wire.Encoded(self._stored_game(found))
+        _ = shown.body  # encoded here, off the loop
+        return shown
+
+    def _stored_game(self, found: Stored) -> JSONObject:
         record, state = found.record, found.state
         assert isinstance(state, HexagonsState)
         names = set()
@@ -189,7 +236,7 @@ class Rooms:
         self._background.spawn(self._expire(room))
         return room
 
-    async def join(self, room: Room, name: str, client: str) -> tuple[Bot, PolledSeat]:
+    async def join(self, room: Room, claim: Claim, client: str) -> tuple[Guest, PolledSeat]:
         """``POST <game>/players``: the player joins; the game starts with the second.
 
         :raises RefusedError: 410 ``game already started``; 403 for a name that may not play.
@@ -197,17 +244,25 @@ class Rooms:
         if _full(room):
             raise RefusedError(410, "game already started")
         try:
-            bot = await guest(self._arena, name, GAME, self._tables.new_name(client))
+            player = await self._tables.guest(claim, GAME, client)
         except GuestThrottledError as exc:
             raise RefusedError(429, str(exc), exc.retry_after) from None
         except GuestRefusedError as exc:
             raise RefusedError(403, f"invalid player data: {exc}") from None
+        try:
+            return player, await self._seat(room, player.bot, client)
+        except RefusedError as exc:
+            raise telling(exc, player) from None
+
+    async def _seat(self, room: Room, bot: Bot, client: str) -> PolledSeat:
+        """The joined player's seat, once the game has started."""
         if _full(room):
             raise RefusedError(410, "game already started")
         if any(other.id == bot.id for other in room.joined):
             raise RefusedError(403, f"invalid player data: {bot.name} has joined this game "
                                  "already")
         room.joined.append(bot)
+        room.addresses[bot.id] = client
         players = list(room.joined)
         if room.reserved is not None:
             players.append(room.reserved)
@@ -223,7 +278,7 @@ class Rooms:
         if seat is None:
             why = room.dropped or "nobody else joined it in time"
             raise RefusedError(410, f"game abandoned: {why}")
-        return bot, seat
+        return seat
 
     def join_wait(self) -> float:
         """Seconds a game waits for its players."""
@@ -241,7 +296,8 @@ class Rooms:
             room.table = await self._tables.start(
                 room.client, GAME, room.handle, order, polled,
                 self._arena.config.hexagons_turn_limit,
-                settings={"rows": room.rows, "cols": room.cols})
+                settings={"rows": room.rows, "cols": room.cols},
+                addresses=[room.addresses.get(bot.id) for bot in order])
         except RefusedError as exc:
             self._drop(room, exc.message)
             raise

@@ -5,17 +5,21 @@ requests its clients send, read with the original's refusals, and the Game Delta
 The Game object itself is the platform game's (:meth:`merknera.games.hexagons.Hexagons.
 game_object`); this module adds what the server's side of it needs: a player disqualified
 shows ``"score": "disqualified"``, a game waiting for its players is ``"initiating"``, and a
-client that saw a snapshot gets only what changed since (:func:`delta`).
+client that saw a snapshot gets only what changed since (:func:`delta`); :class:`Shown`
+builds and encodes each of these once for all the clients of a game.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from merknera.games import JSON, JSONObject
 from merknera.games.hexagons import MAX_SIZE, MIN_SIZE, Line, Point, line_between
+from merknera.names import Claim
+from merknera.protocol import strict_json
 
 INITIATING, IN_PLAY, COMPLETED = "initiating", "in play", "completed"
 """A game's ``state``: waiting for its players, being played, over."""
@@ -65,16 +69,20 @@ def read_new_game(body: bytes) -> NewGame:
     return NewGame(*size)
 
 
-def read_player(body: bytes) -> str:
-    """Read a join's ``{"name": ...}``.
+def read_player(body: bytes) -> Claim:
+    """Read a join's ``{"name": ...}``, and the platform's optional ``"secret"`` (the
+    name's, :func:`merknera.gateways.guests.guest`; a client that sends only the name may
+    give it as ``name#secret``).
 
-    :raises RequestRefusedError: ``invalid player data`` for anything but a non-empty name.
+    :raises RequestRefusedError: ``invalid player data`` for anything but a non-empty name
+        and a string secret, if any.
     """
     value = _json(body, "invalid player data")
     name = value.get("name") if isinstance(value, dict) else None
-    if not isinstance(name, str) or not name.strip():
+    secret = value.get("secret") if isinstance(value, dict) else None
+    if not isinstance(name, str) or not name.strip() or not isinstance(secret, str | None):
         raise RequestRefusedError("invalid player data")
-    return name.strip()
+    return Claim(name.strip(), secret)
 
 
 def read_line(body: bytes) -> Line:
@@ -104,8 +112,8 @@ def line_request(line: Line) -> JSON:
 
 def _json(body: bytes, refusal: str) -> JSON:
     try:
-        value: JSON = json.loads(body)
-    except (ValueError, RecursionError):
+        value: JSON = strict_json.loads(body)
+    except strict_json.BadJSONError:
         raise RequestRefusedError(refusal) from None
     return value
 
@@ -194,7 +202,77 @@ def read_wrapper(body: bytes) -> str | None:
 def multi_json_line(document: JSON, wrapper: str | None = None) -> bytes:
     """One line of an observer's stream: the document on one line (a newline in it would
     end the line early, so there is none), put into ``wrapper`` at ``%s`` if given."""
-    text = json.dumps(document, separators=(",", ":"))  # json.dumps writes no raw newline
+    return _wrapped(_one_line(document), wrapper)
+
+
+def _one_line(document: JSON) -> str:
+    return json.dumps(document, separators=(",", ":"))  # json.dumps writes no raw newline
+
+
+def _wrapped(text: str, wrapper: str | None) -> bytes:
+    """``text`` (JSON on one line) as a line of a stream, put into ``wrapper`` if given."""
     if wrapper is not None:
-        text = wrapper.replace("%s", text).replace("\r", " ").replace("\n", " ")
+        # The JSON has no raw CR or LF: those of the wrapper are all there are to replace.
+        text = wrapper.replace("\r", " ").replace("\n", " ").replace("%s", text)
     return (text + "\n").encode("utf-8")
+
+
+class Encoded:
+    """A document the server sends, with its text in each form it is sent in, each made
+    once however many clients it goes to.  Shared: nobody may change the document."""
+
+    def __init__(self, document: JSONObject) -> None:
+        self.document = document
+        self._body: str | None = None
+        self._text: str | None = None
+        self._line: bytes | None = None
+
+    @property
+    def body(self) -> str:
+        """The document as an answer's body, as :func:`aiohttp.web.json_response` writes
+        it."""
+        if self._body is None:
+            self._body = json.dumps(self.document)
+        return self._body
+
+    def line(self, wrapper: str | None = None) -> bytes:
+        """The document as a line of an observer's stream (:func:`multi_json_line`): the
+        same bytes for every observer without a wrapper; with one, only the wrapping is
+        done per observer."""
+        if self._text is None:
+            self._text = _one_line(self.document)
+        if wrapper is not None:
+            return _wrapped(self._text, wrapper)
+        if self._line is None:
+            self._line = _wrapped(self._text, None)
+        return self._line
+
+
+DELTAS_KEPT = 16
+"""Game Deltas kept per :class:`Shown`, for the snapshots most recently asked about."""
+
+
+class Shown:
+    """A game's Game object at one moment, with its snapshot and the Game Deltas since the
+    snapshots its clients were shown before, each built and encoded once however many
+    clients ask (observers mostly share one snapshot: the game's previous moment).
+    Shared: nobody may change the documents."""
+
+    def __init__(self, game: JSONObject) -> None:
+        self.game = Encoded(game)
+        self.snapshot = snapshot(game)
+        self._deltas: OrderedDict[Snapshot, Encoded] = OrderedDict()
+
+    @property
+    def state(self) -> JSON:
+        """The Game's ``state``."""
+        return self.game.document.get("state")
+
+    def delta(self, since: Snapshot) -> Encoded:
+        """The Game Delta since ``since`` (:func:`delta`)."""
+        found = self._deltas.get(since)
+        if found is None:
+            found = self._deltas[since] = Encoded(delta(self.game.document, since))
+            if len(self._deltas) > DELTAS_KEPT:
+                self._deltas.popitem(last=False)
+        return found

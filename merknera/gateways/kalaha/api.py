@@ -34,8 +34,9 @@ from dataclasses import dataclass
 
 from merknera.games import JSON, JSONObject
 from merknera.games.kalaha import PITS, PLAYERS, Board
+from merknera.protocol import strict_json
 
-REASONS = {400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
+REASONS = {400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
            409: "Conflict", 413: "Payload Too Large", 415: "Unsupported Media Type",
            422: "Unprocessable Entity", 429: "Too Many Requests",
            500: "Internal Server Error", 503: "Service Unavailable"}
@@ -55,6 +56,8 @@ class ApiError(Exception):
     errors: tuple[JSONObject, ...] = ()
     retry_after: float | None = None
     """Seconds to wait before asking again (429, 503: the platform's limits)."""
+    headers: tuple[tuple[str, str], ...] = ()
+    """What the client must hear whatever the answer (a guest's new secret)."""
 
     def body(self, path: str, now: datetime.datetime | None = None) -> JSONObject:
         """Spring Boot's error body for a request to ``path``."""
@@ -103,8 +106,8 @@ def read_play(body: bytes) -> Play:
     if not body.strip():
         raise ApiError(400, "Required request body is missing")
     try:
-        value: JSON = json.loads(body)
-    except (ValueError, RecursionError) as exc:
+        value: JSON = strict_json.loads(body)
+    except strict_json.BadJSONError as exc:
         raise ApiError(400, f"JSON parse error: {exc}") from None
     if not isinstance(value, dict):
         raise ApiError(400, "JSON parse error: Cannot construct instance of PlayRequest "

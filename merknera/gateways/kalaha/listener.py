@@ -1,6 +1,8 @@
-"""The Kalaha listener: the Kalaha board API (research d.1) on ``kalaha_port``, with CORS
-for any origin (the original's ``@CrossOrigin("*")``), for its Angular front end unchanged
-and for the platform's play page.
+"""The Kalaha listener: the Kalaha board API (research d.1) on ``kalaha_port``, for its
+Angular front end unchanged and for the platform's play page.  Boards are readable by a page
+of any origin (CORS, the original's ``@CrossOrigin("*")``); only the front ends the operator
+lists (``kalaha_origins``) and the play page may create boards and move on them from their
+pages (:meth:`KalahaListener.cors`, :mod:`merknera.guard.crosssite`).
 
 ===================================  ==========================================================
 ``POST /api/boards``                 201 and a new board's BoardState; anyone may move for
@@ -29,13 +31,15 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from merknera import openapi
+from merknera.config import parse_origin
 from merknera.games import JSON, JSONObject, SeatResult
 from merknera.games.kalaha import PLAYERS, Board
 from merknera.gateways.guests import (
+    SECRET_HEADER,
     GuestNameTakenError,
     GuestRefusedError,
     GuestThrottledError,
-    guest,
+    telling,
 )
 from merknera.gateways.kalaha.api import (
     NOT_FOUND,
@@ -48,9 +52,13 @@ from merknera.gateways.kalaha.api import (
 from merknera.gateways.kalaha.openapi import BOARDS, DOCUMENT, DOCUMENT_PATH
 from merknera.gateways.refused import RefusedError
 from merknera.gateways.tables import Table, Tables
-from merknera.guard import Guard
+from merknera.guard import Guard, crosssite
 from merknera.guard.bodies import BodyError
+from merknera.guard.clients import requested_host
+from merknera.names import Claim
+from merknera.protocol import strict_json
 from merknera.seats.polled import PolledSeat
+from merknera.store.db import StoreUnavailableError
 from merknera.web.params import json_integer
 
 GAME = "KALAHA"
@@ -59,6 +67,10 @@ MAX_BODY = 4096
 LONGEST_WAIT = 3600.0
 """A held PUT's longest wait (each move of the game has a turn limit well below)."""
 METHODS = "GET,POST,PUT"
+READING = frozenset({"GET", "HEAD"})
+"""The methods any origin's pages may use..."""
+WRITING = frozenset({"POST", "PUT"})
+"""...and those only the front ends' pages may (:meth:`KalahaListener.front_ends`)."""
 OPENING_WAIT = 10.0
 """Seconds a PUT waits for a new board's game to show its first state."""
 
@@ -72,23 +84,94 @@ class KalahaListener:
         self._tables = tables
         self._arena = tables.arena
         self._guard = guard
+        self._origins = frozenset(
+            origin for origin in map(parse_origin, self._arena.config.kalaha_origins)
+            if origin is not None)
 
     def app(self) -> web.Application:
         """The aiohttp application to serve on ``kalaha_port``."""
-        app = web.Application(client_max_size=MAX_BODY,
-                              middlewares=[_cors, self._guard.middleware, _errors])
+        # A POST without a body is the front end's new board (kalaha-fe sends no type).
+        cross_site = crosssite.middleware(
+            lambda request: crosssite.Body.JSON_OR_NONE if request.method == "POST"
+            else crosssite.Body.JSON, _cross_site_refusal, self.front_ends)
+        app = web.Application(client_max_size=MAX_BODY, middlewares=[
+            self.cors, self._guard.middleware, cross_site, _errors])
         app.router.add_post(BOARDS, self._create)
         app.router.add_put(BOARDS + "/{id}", self._play)
         app.router.add_get(BOARDS + "/{id}", self._view)
         app.router.add_get(DOCUMENT_PATH, openapi.route(DOCUMENT))
         return app
 
+    # -- CORS -------------------------------------------------------------------------------
+
+    def front_ends(self, request: web.BaseRequest) -> frozenset[str]:
+        """The origins (parsed) whose pages may create boards and move: ``kalaha_origins``,
+        and the platform's play page, wherever a browser may have loaded it from: the
+        public URL's origin, and the main port at the host this request was sent to (the
+        page calls the listener at its own host, :func:`merknera.web.play.kalaha_url`)."""
+        config = self._arena.config
+        pages = [config.public_url] if config.public_url else []
+        host = requested_host(request)
+        if host:
+            pages.append(f"http://{f'[{host}]' if ':' in host else host}:{config.port}")
+        return self._origins | {origin for origin in map(parse_origin, pages)
+                                if origin is not None}
+
+    @web.middleware
+    async def cors(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """CORS: a page of any origin may read boards (``GET``, as the original's
+        ``@CrossOrigin("*")``); only the pages of :meth:`front_ends` may send ``POST`` and
+        ``PUT``: a preflight for them from another origin gets no allow headers (403), and
+        their answers are readable by the front ends only."""
+        if request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers:
+            self._guard.count_request(request)  # answered here, before the guard's middleware
+            return self._preflight(request)
+        headers = self._readable_by(request)
+        try:
+            response = await handler(request)
+        except web.HTTPException as exc:
+            exc.headers.update(headers)
+            raise
+        response.headers.update(headers)
+        return response
+
+    def _readable_by(self, request: web.Request) -> dict[str, str]:
+        """The CORS headers of an answer to ``request`` (none: no other origin's page may
+        read it); a front end may also read the headers that tell a player a new name's
+        secret and when to ask again."""
+        if request.method not in crosssite.STATE_CHANGING:
+            return {"Access-Control-Allow-Origin": "*"}
+        if "Origin" in request.headers and not crosssite.is_trusted(
+                request, self.front_ends(request)):
+            return {"Vary": "Origin"}
+        return {"Access-Control-Allow-Origin": "*", "Vary": "Origin",
+                "Access-Control-Expose-Headers": f"{SECRET_HEADER}, Retry-After"}
+
+    def _preflight(self, request: web.Request) -> web.Response:
+        """A preflight's answer (Spring's ``Invalid CORS request`` for one refused)."""
+        method = request.headers["Access-Control-Request-Method"].strip().upper()
+        on_boards = request.path == BOARDS or request.path.startswith(BOARDS + "/")
+        front_end = crosssite.is_trusted(request, self.front_ends(request))
+        vary = "Origin, Access-Control-Request-Method, Access-Control-Request-Headers"
+        if not on_boards or method not in READING | WRITING or (
+                method in WRITING and not front_end):
+            return web.Response(status=403, text="Invalid CORS request", headers={"Vary": vary})
+        # A browser keeps the methods allowed here for its origin (Max-Age): another
+        # origin's pages are told of the reading ones only.
+        headers = {"Access-Control-Allow-Origin": "*",
+                   "Access-Control-Allow-Methods": METHODS if front_end else "GET",
+                   "Access-Control-Max-Age": "1800", "Vary": vary}
+        asked = request.headers.get("Access-Control-Request-Headers")
+        if asked:
+            headers["Access-Control-Allow-Headers"] = asked
+        return web.Response(status=200, headers=headers)
+
     # -- boards -----------------------------------------------------------------------------
 
     async def _create(self, request: web.Request) -> web.Response:
         body = await self._guard.read_body(request, MAX_BODY)
         handle = str(uuid.uuid4())
-        opponent, name = _opponent_request(body)
+        opponent, claim = _opponent_request(body)
         client = self._guard.client(request)
         self._tables.room_for(client)  # before a guest is made for the request
         bot = None if opponent is None else await self._tables.opponent(GAME, opponent)
@@ -96,24 +179,28 @@ class KalahaListener:
             raise ApiError(409, f"Bot {opponent} is not an online Kalaha bot with room for "
                                 "another game")
         try:
-            person = await guest(self._arena, name, GAME, self._tables.new_name(client))
+            player = await self._tables.guest(claim, GAME, client)
         except GuestThrottledError as exc:
             raise ApiError(429, str(exc), retry_after=exc.retry_after) from None
         except GuestNameTakenError as exc:
             raise ApiError(409, f"Invalid name: {exc}") from None
         except GuestRefusedError as exc:  # a string, but no name (see the document)
             raise ApiError(422, f"Invalid name: {exc}") from None
+        person = player.bot
         seated, polled = ([person, person], [0, 1]) if bot is None else ([person, bot], [0])
-        await self._tables.start(client, GAME, handle, seated, polled,
-                                 self._arena.config.person_turn_limit)
-        return web.json_response(board_state(handle, Board()), status=201)
+        try:
+            await self._tables.start(client, GAME, handle, seated, polled,
+                                     self._arena.config.person_turn_limit,
+                                     addresses=[client if seat in polled else None
+                                                for seat in range(len(seated))])
+        except RefusedError as exc:
+            raise telling(exc, player) from None
+        headers = None if player.new_secret is None else {SECRET_HEADER: player.new_secret}
+        return web.json_response(board_state(handle, Board()), status=201, headers=headers)
 
     async def _play(self, request: web.Request) -> web.Response:
-        # The original reads the body (its media type, then the JSON, then @Valid) before
-        # the path's id.
-        content_type = request.headers.get("Content-Type", "application/octet-stream")
-        if not _is_json(content_type):
-            raise ApiError(415, f"Content-Type '{content_type}' is not supported")
+        # The original reads the body (its media type, checked by the cross-site
+        # middleware first, then the JSON, then @Valid) before the path's id.
         play = read_play(await self._guard.read_body(request, MAX_BODY))
         handle = read_board_id(request.match_info["id"])
         table = self._tables.find(GAME, handle)
@@ -142,7 +229,7 @@ class KalahaListener:
         table = self._tables.find(GAME, handle)
         if table is not None:
             return web.json_response(self._state(table, handle))
-        found = await self._tables.replayed(GAME, handle)
+        found = await self._tables.replayed(GAME, handle, self._guard.client(request))
         if found is None:
             raise NOT_FOUND
         record, board = found.record, found.state
@@ -203,30 +290,29 @@ async def _persons_turn(table: Table, seat: PolledSeat, after: int) -> None:
         version = seat.version
 
 
-def _opponent_request(body: bytes) -> tuple[int | None, str | None]:
-    """The extension's ``{"opponent": <bot id>, "name": ...}``; (None, None) for the
+def _opponent_request(body: bytes) -> tuple[int | None, Claim]:
+    """The extension's ``{"opponent": <bot id>, "name": ..., "secret": ...}`` (the name's
+    secret, :func:`merknera.gateways.guests.guest`); no opponent and no name for the
     original's body-less request (or any body without ``opponent``)."""
+    anonymous = Claim(None)
     if not body.strip():
-        return None, None
+        return None, anonymous
     try:
-        value: JSON = json.loads(body)
-    except ValueError as exc:
+        value: JSON = strict_json.loads(body)
+    except strict_json.BadJSONError as exc:
         raise ApiError(400, f"JSON parse error: {exc}") from None
     if not isinstance(value, dict) or value.get("opponent") is None:
-        return None, None
+        return None, anonymous
     opponent, name = json_integer(value.get("opponent")), value.get("name")
+    secret = value.get("secret")
     if opponent is None:
         raise ApiError(400, "opponent must be a bot's id (an integer)")
     if name is not None and (not isinstance(name, str) or not name.strip()):
         raise ApiError(400, "name must be a non-empty string, or left out to play "
                             "anonymously")
-    return opponent, name
-
-
-def _is_json(content_type: str) -> bool:
-    media = content_type.split(";")[0].strip().lower()
-    return media == "application/json" or (media.startswith("application/")
-                                           and media.endswith("+json"))
+    if secret is not None and not isinstance(secret, str):
+        raise ApiError(400, "secret must be a string (the name's)")
+    return opponent, Claim(name, secret)
 
 
 @web.middleware
@@ -236,12 +322,16 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         try:
             return await handler(request)
         except RefusedError as exc:  # the platform's limits, in the original's words
-            raise ApiError(exc.status, exc.message, retry_after=exc.retry_after) from None
+            raise ApiError(exc.status, exc.message, retry_after=exc.retry_after,
+                           headers=tuple(exc.headers.items())) from None
         except BodyError as exc:  # too large, or too slow
             raise ApiError(exc.status, exc.message) from None
+        except StoreUnavailableError as exc:
+            raise ApiError(503, exc.for_clients, retry_after=exc.retry_after) from None
     except ApiError as exc:
-        headers = {} if exc.retry_after is None else {
-            "Retry-After": str(max(1, math.ceil(exc.retry_after)))}
+        headers = dict(exc.headers)
+        if exc.retry_after is not None:
+            headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
         return web.json_response(exc.body(request.path), status=exc.status, headers=headers)
     except web.HTTPMethodNotAllowed as exc:
         refusal = ApiError(405, f"Request method '{request.method}' is not supported")
@@ -251,27 +341,17 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         return web.json_response(ApiError(404, "Not Found").body(request.path), status=404)
 
 
-@web.middleware
-async def _cors(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """CORS for any origin, as ``@CrossOrigin("*")``: preflights answered, and every
-    answer readable by a page of another origin."""
-    if request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers:
-        allowed = request.path == BOARDS or request.path.startswith(BOARDS + "/")
-        if not allowed:
-            return web.Response(status=403, text="Invalid CORS request")
-        headers = {"Access-Control-Allow-Origin": "*",
-                   "Access-Control-Allow-Methods": METHODS,
-                   "Access-Control-Max-Age": "1800",
-                   "Vary": "Origin, Access-Control-Request-Method, "
-                           "Access-Control-Request-Headers"}
-        asked = request.headers.get("Access-Control-Request-Headers")
-        if asked:
-            headers["Access-Control-Allow-Headers"] = asked
-        return web.Response(status=200, headers=headers)
-    try:
-        response = await handler(request)
-    except web.HTTPException as exc:
-        exc.headers["Access-Control-Allow-Origin"] = "*"
-        raise
-    response.headers["Access-Control-Allow-Origin"] = "*"
-    return response
+def _cross_site_refusal(request: web.Request,
+                        refusal: crosssite.CrossSiteRefusal) -> web.Response:
+    """A request a page of another origin could have sent unasked, refused in Spring's
+    words and error body: 415 as the original answers a body of another type; 403 for a
+    page that is not one of the front ends."""
+    if refusal.status == 415:
+        sent = refusal.content_type or "application/octet-stream"
+        message = f"Content-Type '{crosssite.shown(sent, 100)}' is not supported"
+    else:
+        message = (f"Invalid CORS request: a page of {crosssite.shown(refusal.origin or '', 200)}"
+                   f" may not {request.method} here (kalaha_origins lists the front ends "
+                   "that may)")
+    return web.json_response(ApiError(refusal.status, message).body(request.path),
+                             status=refusal.status)

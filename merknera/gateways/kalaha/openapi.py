@@ -11,6 +11,8 @@ the document says so, and its contract test accepts that 400 for a well-formed P
 from __future__ import annotations
 
 from merknera.games.kalaha import PITS, PLAYERS
+from merknera.gateways.guests import SECRET_HEADER
+from merknera.names import LONGEST_NAME, LONGEST_SECRET, SHORTEST_SECRET
 from merknera.openapi import JSONSchema, answer, document
 from merknera.openapi import refusals as _described
 
@@ -44,22 +46,30 @@ _BOARD_ID: JSONSchema = {"name": "id", "in": "path", "required": True,
                          "description": "The board's id (400 for one that is no UUID)"}
 _WHY: dict[int, str] = {
     400: "Refused, in the original's words: an unreadable body or id, a value out of range",
+    403: "A board asked for without a body by a page of an origin that is no listed front "
+         "end (Origin; kalaha_origins)",
     404: "Board not found",
     409: "That bot cannot play now, or that name is another's",
     413: "The body is too large",
-    415: "The body is not JSON (Content-Type)",
+    415: "A body not typed application/json (Content-Type): a page of another origin "
+         "sends JSON only after a CORS preflight, which the listener allows the listed "
+         "front ends only",
     422: "The name is a string but no name: characters that show nothing or reorder text, "
-         "or letters of scripts that can look alike mixed",
+         f"letters of scripts that can look alike mixed, more than {LONGEST_NAME} characters; "
+         f"or its secret is shorter than {SHORTEST_SECRET} characters or longer than "
+         f"{LONGEST_SECRET}, or given twice and not the same",
     429: "Too many requests or boards from your address; Retry-After says when",
-    503: "Too many games, or the game has not begun yet; Retry-After says when"}
+    503: "Too many games, the game has not begun yet, or the arena's database cannot be "
+         "reached now (it may be restarting); Retry-After says when"}
 
 
 def _refusals(*statuses: int) -> JSONSchema:
     return _described(_WHY, _ERROR, statuses)
 
 
-def _state(status: int, description: str, links: JSONSchema | None = None) -> JSONSchema:
-    return answer(status, description, _BOARD_STATE, links=links)
+def _state(status: int, description: str, links: JSONSchema | None = None,
+           headers: JSONSchema | None = None) -> JSONSchema:
+    return answer(status, description, _BOARD_STATE, links=links, headers=headers)
 
 
 _NEW_BOARD_LINKS: JSONSchema = {
@@ -86,23 +96,35 @@ _NEW_BOARD: JSONSchema = {
         "opponent": {"type": "integer", "description": "An online Kalaha bot's id"},
         "name": {"type": ["string", "null"], "pattern": r"\S",
                  "description": "Play under this name (rated); null or left out: "
-                                "anonymously"}}}}
+                                "anonymously. It may end in #secret"},
+        "secret": {"type": "string", "minLength": SHORTEST_SECRET,
+                   "maxLength": LONGEST_SECRET,
+                   "description": "The name's secret (a name is bound to the secret it "
+                                  "first plays with; one made for a name first played "
+                                  "without comes back in X-Guest-Secret); without a name, "
+                                  "nothing"}}}}
 
 DOCUMENT = document(
     "Merknera: the Kalaha board API",
     "The board API of Anna87/kalaha (its Angular front end plays here unchanged), on the "
     "platform's Kalaha listener. Every board is a platform game; a person who does not move "
-    "in time loses.", {
+    "in time loses. A page of any origin may read boards (CORS); only the front ends the "
+    "operator lists (kalaha_origins) and the platform's play page may create boards and "
+    "move: a body must be typed application/json, and a POST without one is refused (403) "
+    "when a page of another origin sends it.", {
         BOARDS: {"post": {
             "operationId": "createBoard", "summary": "A new board",
             "requestBody": {"required": False,
                             "content": {"application/json": {"schema": _NEW_BOARD}}},
-            "responses": {**_state(201, "The new board", _NEW_BOARD_LINKS),
-                          **_refusals(400, 409, 413, 422, 429, 503)}}},
+            "responses": {**_state(201, "The new board", _NEW_BOARD_LINKS, {SECRET_HEADER: {
+                "description": "The secret made for a name played for the first time "
+                               "without one (only then: told once)",
+                "schema": {"type": "string"}}}),
+                          **_refusals(400, 403, 409, 413, 415, 422, 429, 503)}}},
         BOARDS + "/{id}": {
             "get": {"operationId": "getBoard", "summary": "A board",
                     "parameters": [_BOARD_ID],
-                    "responses": {**_state(200, "The board"), **_refusals(400, 404, 429)}},
+                    "responses": {**_state(200, "The board"), **_refusals(400, 404, 429, 503)}},
             "put": {"operationId": "play", "summary": "A move; answered once it is a "
                                                       "person's turn again or the game is over",
                     "parameters": [_BOARD_ID],

@@ -78,6 +78,22 @@
     });
   }
 
+  /** This browser's secret for the guest name ``name``, made at its first use. */
+  function secretFor(name) {
+    var key = "merknera.guest-secrets";
+    var kept = {};
+    try { kept = JSON.parse(window.localStorage.getItem(key) || "{}") || {}; } catch (e) { kept = {}; }
+    if (typeof kept[name] !== "string") {
+      var bytes = new Uint8Array(16);
+      window.crypto.getRandomValues(bytes);
+      kept[name] = Array.prototype.map.call(bytes, function (b) {
+        return (b + 256).toString(16).slice(1);
+      }).join("");
+      try { window.localStorage.setItem(key, JSON.stringify(kept)); } catch (e) { /* kept for this page only */ }
+    }
+    return kept[name];
+  }
+
   /* -- choosing a game and a bot --------------------------------------------------------- */
 
   function loadOpponents() {
@@ -117,7 +133,12 @@
     showError("");
     var name = nameInput.value.trim();
     var request = { opponent: Number(option.value) };
-    if (name) { request.name = name; }
+    if (name) {
+      request.name = name;
+      // A name is bound to a secret the first time it plays (the README's "Guests"): this
+      // browser keeps one per name, so that nobody else can play under the name.
+      if (name.indexOf("#") < 0) { request.secret = secretFor(name); }
+    }
     startButton.disabled = true;
     note.textContent = "Starting…";
     var names = [name || "anonymous", option.dataset.name];
