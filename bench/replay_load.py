@@ -1,6 +1,6 @@
 """What requests for replays, live streams, a game's move log and a stored hexagons game
 cost the platform's event loop: its longest stall, the latency another client sees
-meanwhile, and the server's memory (issue 28).
+meanwhile, and the server's memory.
 
     .venv/bin/python bench/replay_load.py [--seconds 3] [--clients 8] [--tree DIR]
 

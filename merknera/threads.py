@@ -3,10 +3,8 @@
 A helper is woken by the loop's thread (a batch of writes for the store, a name to look
 up) and then needs the GIL, which the loop's thread holds.  Under Linux's default policy a
 woken thread may preempt its waker at once, only to wait for that GIL, and the loop loses
-the rest of its time slice.  In the registration round robin of 20 bots (2,660 moves,
-run in process), the loop's thread was switched out against its will about 530 times;
-with its helpers marked as batch threads, which wait for the next scheduler tick
-instead, about 40 times (issue 15).
+the rest of its time slice; a helper marked as a batch thread waits for the next
+scheduler tick instead.
 """
 
 from __future__ import annotations

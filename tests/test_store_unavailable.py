@@ -1,4 +1,4 @@
-"""The store tells an outage from a mistake (issue 28, finding 9): a database that cannot be
+"""The store tells an outage from a mistake: a database that cannot be
 reached now is a :class:`StoreUnavailableError` (the listeners answer it 503 with
 ``Retry-After``), a wrong statement is not.
 

@@ -1,5 +1,5 @@
 """Games from other distributions: any installed distribution that declares an entry point
-in the ``merknera.games`` group adds its game to the platform (issue 17), as Battlebot's
+in the ``merknera.games`` group adds its game to the platform, as Battlebot's
 server took any module dropped into its ``./games``::
 
     [project.entry-points."merknera.games"]

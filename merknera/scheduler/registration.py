@@ -161,10 +161,10 @@ class Registrar:
         self._auth = auth
         config = scheduler.arena.config
         self._registrations = Buckets(config.registration_burst, config.registration_interval)
-        # An author registering a fleet sends one token again and again.  Its read, on a
-        # reader thread, was about 1 ms of each registration while games are played
-        # (issue 15), and a registration holds up the next of a script that registers
-        # bots one after another.
+        # An author registering a fleet sends one token again and again: its read, on a
+        # reader thread, would be a good share of each registration while games are
+        # played, and a registration holds up the next of a script that registers bots
+        # one after another.
         self._known_tokens: KnownTokens[users.User] = KnownTokens(KNOWN_TOKEN_SECONDS)
 
     async def register(self, request: RegistrationRequest,

@@ -1,4 +1,4 @@
-"""The store: SQLite through aiosqlite, one module of queries per table group.
+"""The store: SQLite (or PostgreSQL for several nodes), one module of queries per table group.
 
 The move log is the source of truth; every score and table is derived from it.
 """

@@ -18,17 +18,22 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import functools
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from merknera.threads import as_helper
+
 Params = Sequence[Any] | dict[str, Any]
 T = TypeVar("T")
+C = TypeVar("C")
 E = TypeVar("E", bound=enum.Enum)
 log = logging.getLogger(__name__)
 
@@ -212,14 +217,46 @@ class Dialect:
         return error
 
 
-class Link(Protocol):
-    """A connection with a thread of its own: runs a synchronous work there."""
+class Link:
+    """A synchronous connection with a thread of its own, its only user (as SQLite's and
+    psycopg's synchronous connections want): a work's several statements cost one trip to
+    the thread, and never wait on the event loop.  Each backend says how a work is called
+    (:meth:`_call`) and how the connection is closed (:meth:`_disconnect`)."""
+
+    def __init__(self, thread: ThreadPoolExecutor) -> None:
+        self._thread = thread
+
+    @staticmethod
+    async def on_thread(name: str, connect: Callable[[], C]) -> tuple[ThreadPoolExecutor, C]:
+        """A new thread (one of the loop's helpers, :func:`merknera.threads.as_helper`) and
+        the connection ``connect`` makes on it.
+
+        :raises: what ``connect`` raises (the thread is let go).
+        """
+        thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+        try:
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(thread, as_helper)
+            return thread, await loop.run_in_executor(thread, connect)
+        except BaseException:
+            thread.shutdown(wait=False)
+            raise
 
     def run(self, work: Callable[..., T], *args: Any) -> asyncio.Future[T]:
         """Queue ``work(connection, *args)`` on the connection's thread; a future at once."""
-        ...
+        return asyncio.get_running_loop().run_in_executor(
+            self._thread, functools.partial(self._call, work, *args))
 
-    def close(self) -> Awaitable[None]: ...
+    def _call(self, work: Callable[..., T], *args: Any) -> T:
+        raise NotImplementedError
+
+    def _disconnect(self) -> None:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        """Close the connection on its thread, then let the thread go."""
+        await asyncio.get_running_loop().run_in_executor(self._thread, self._disconnect)
+        self._thread.shutdown(wait=True)
 
 
 class Database:

@@ -1,9 +1,9 @@
 """The store on PostgreSQL, for several nodes sharing one database, through psycopg 3.
 
 The store's queries are short synchronous functions of a connection (:mod:`.db`), so each
-connection here is a synchronous psycopg connection with a thread of its own, exactly as
-aiosqlite gives SQLite's: a work's several statements cost one trip to the thread and
-never wait on the event loop.  What needs the event loop (the node's session: leases,
+connection here is a synchronous psycopg connection with a thread of its own, as SQLite's
+are: a work's several statements cost one trip to the thread and never wait on the event
+loop (:class:`~.db.Link`).  What needs the event loop (the node's session: leases,
 advisory locks, ``LISTEN``) uses psycopg's asyncio connection
 (:mod:`merknera.scheduler.coordinator`, :mod:`merknera.scheduler.leases`,
 :mod:`merknera.relay`).
@@ -16,7 +16,6 @@ locks).  Everything else is written in the SQL both databases speak.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import logging
@@ -35,13 +34,13 @@ from psycopg.types.numeric import FloatLoader
 from merknera.store.db import (
     Database,
     Dialect,
+    Link,
     Params,
     StoreError,
     StoreUnavailableError,
     migrations,
     split_statements,
 )
-from merknera.threads import as_helper
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -215,8 +214,8 @@ def connect_sync(url: str) -> PgConnection:
     return PgConnection(raw)
 
 
-class PgLink:
-    """A synchronous connection on a thread of its own, as a :class:`~.db.Link`.
+class PgLink(Link):
+    """A synchronous psycopg connection on a thread of its own (:class:`~.db.Link`).
 
     A connection the server closed (a restart, a fail-over, an idle connection killed) is
     made again before the next work: the work that met the closed connection fails (a
@@ -225,21 +224,14 @@ class PgLink:
     """
 
     def __init__(self, url: str, conn: PgConnection, thread: ThreadPoolExecutor) -> None:
+        super().__init__(thread)
         self.url = url
         self.conn = conn
-        self._thread = thread
 
     @classmethod
     async def open(cls, url: str) -> PgLink:
         """Connect (on the new thread)."""
-        thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="merknera-pg")
-        try:
-            loop = asyncio.get_running_loop()
-            await loop.run_in_executor(thread, as_helper)
-            conn = await loop.run_in_executor(thread, connect_sync, url)
-        except BaseException:
-            thread.shutdown(wait=False)
-            raise
+        thread, conn = await Link.on_thread("merknera-pg", functools.partial(connect_sync, url))
         return cls(url, conn, thread)
 
     def _call(self, work: Callable[..., T], *args: Any) -> T:
@@ -250,14 +242,8 @@ class PgLink:
             self.conn = connect_sync(self.url)
         return work(self.conn, *args)
 
-    def run(self, work: Callable[..., T], *args: Any) -> asyncio.Future[T]:
-        """Queue ``work(connection, *args)`` on the connection's thread; a future at once."""
-        return asyncio.get_running_loop().run_in_executor(
-            self._thread, functools.partial(self._call, work, *args))
-
-    async def close(self) -> None:
-        await asyncio.get_running_loop().run_in_executor(self._thread, self.conn.raw.close)
-        self._thread.shutdown(wait=True)
+    def _disconnect(self) -> None:
+        self.conn.raw.close()
 
 
 class PostgresDatabase(Database):

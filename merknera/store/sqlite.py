@@ -1,26 +1,30 @@
-"""The embedded store: a SQLite file in WAL mode through aiosqlite.
+"""The embedded store: a SQLite file in WAL mode through Python's ``sqlite3``.
 
-aiosqlite runs each connection on its own thread, and a shared connection shares its
-transaction, hence one writer (``BEGIN IMMEDIATE`` ... ``COMMIT`` per batch) and separate
-readers; in WAL mode readers never block the writer.  One process at a time serves a file
-(:mod:`merknera.store.node_lock`).
+Each connection runs on a thread of its own (:class:`~.db.Link`), and a shared connection
+shares its transaction, hence one writer (``BEGIN IMMEDIATE`` ... ``COMMIT`` per batch)
+and separate readers; in WAL mode readers never block the writer.  One process at a time
+serves a file (:mod:`merknera.store.node_lock`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import sqlite3
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-import aiosqlite
-
 from merknera.names import name_key, name_shape
 from merknera.protocol.excerpt import without_addresses
-from merknera.store.db import Database, Dialect, StoreError, migrations, split_statements
-from merknera.threads import as_helper
+from merknera.store.db import (
+    Database,
+    Dialect,
+    Link,
+    StoreError,
+    migrations,
+    split_statements,
+)
 
 T = TypeVar("T")
 
@@ -47,50 +51,54 @@ def unavailable(exc: BaseException) -> bool:
 SQLITE = Dialect(begin="BEGIN IMMEDIATE", errors=(sqlite3.Error,), unavailable=unavailable)
 
 
-class SqliteLink:
-    """An aiosqlite connection as a :class:`~merknera.store.db.Link`."""
+class SqliteLink(Link):
+    """A ``sqlite3`` connection on a thread of its own (:class:`~.db.Link`)."""
 
-    def __init__(self, conn: aiosqlite.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, thread: ThreadPoolExecutor) -> None:
+        super().__init__(thread)
         self.conn = conn
 
-    def run(self, work: Callable[..., T], *args: Any) -> asyncio.Future[T]:
-        """Queue ``work(sqlite3_connection, *args)`` on the connection's own thread; the
-        future of its result at once.
+    @classmethod
+    async def open(cls, path: str) -> SqliteLink:
+        """Open the file (on the new thread, the connection's only user).
 
-        aiosqlite has no public call that runs several statements in one trip to its
-        thread: each ``execute`` is a round trip (about 50 us here, bench/referee.py), and
-        those trips were most of the cost of a move.  So this puts the work on the queue
-        of aiosqlite's thread itself, as its ``_execute`` does (``_tx`` and ``_conn`` are
-        its queue and sqlite3 connection), but without the coroutine ``_execute`` is: the
-        store's writer sends a batch per callback, and a coroutine would cost it a task
-        each time.  aiosqlite is pinned to 0.22.* in pyproject.toml for these names.
+        :raises sqlite3.Error: when it cannot be opened.
         """
-        conn = self.conn
-        raw: sqlite3.Connection | None = conn._conn
-        if not conn._running or raw is None:
-            raise ValueError("Connection closed")
-        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        conn._tx.put_nowait((future, functools.partial(work, raw, *args)))
-        return future
+        thread, conn = await Link.on_thread("merknera-sqlite",
+                                            functools.partial(_connect, path))
+        return cls(conn, thread)
 
-    async def close(self) -> None:
-        await self.conn.close()
+    def _call(self, work: Callable[..., T], *args: Any) -> T:
+        return work(self.conn, *args)
+
+    def _disconnect(self) -> None:
+        self.conn.close()
 
 
-async def _connect(path: str) -> aiosqlite.Connection:
-    # isolation_level must be given here: setting it later touches sqlite3 from the
-    # wrong thread (research/aesthetics.md).  None = autocommit; we issue BEGIN ourselves.
-    conn = await aiosqlite.connect(path, isolation_level=None, timeout=30.0)
+def _connect(path: str) -> sqlite3.Connection:
+    # isolation_level None = autocommit: the store issues BEGIN itself.
+    conn = sqlite3.connect(path, isolation_level=None, timeout=30.0)
     conn.row_factory = sqlite3.Row
     # Migration 006 fills the name keys of the bots stored before it, and clears their
     # fault messages, with these.
-    await conn.create_function("merknera_name_key", 1, name_key, deterministic=True)
-    await conn.create_function("merknera_name_shape", 1, name_shape, deterministic=True)
-    await conn.create_function("merknera_without_addresses", 1, without_addresses,
-                               deterministic=True)
-    await conn.execute("PRAGMA foreign_keys = ON")
-    await conn.execute("PRAGMA busy_timeout = 30000")
+    conn.create_function("merknera_name_key", 1, name_key, deterministic=True)
+    conn.create_function("merknera_name_shape", 1, name_shape, deterministic=True)
+    conn.create_function("merknera_without_addresses", 1, without_addresses,
+                         deterministic=True)
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA busy_timeout = 30000")
     return conn
+
+
+def _prepare(conn: sqlite3.Connection, path: str) -> None:
+    """The writer's setup: WAL mode, its durability, the schema migrated."""
+    mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+    if path != ":memory:" and (mode is None or str(mode[0]).lower() != "wal"):
+        raise StoreError(f"{path}: cannot switch to WAL mode (got {mode!r})")
+    # NORMAL is durable against a crash of the process in WAL mode (only a power loss may
+    # drop the last commits), and keeps each move's write short.
+    conn.execute("PRAGMA synchronous = NORMAL")
+    _migrate(conn, path)
 
 
 class SqliteDatabase(Database):
@@ -105,38 +113,21 @@ class SqliteDatabase(Database):
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         try:
-            writer = await _connect(path)
+            writer = await SqliteLink.open(path)
         except sqlite3.Error as exc:
             raise StoreError(f"{path}: cannot open it as a SQLite store: {exc}") from exc
+        links = [writer]
         try:
-            mode = await (await writer.execute("PRAGMA journal_mode = WAL")).fetchone()
-            if path != ":memory:" and (mode is None or str(mode[0]).lower() != "wal"):
-                raise StoreError(f"{path}: cannot switch to WAL mode (got {mode!r})")
-            # NORMAL is durable against a crash of the process in WAL mode (only a power
-            # loss may drop the last commits), and keeps each move's write short.
-            await writer.execute("PRAGMA synchronous = NORMAL")
-            await _migrate(writer, path)
-        except sqlite3.DatabaseError as exc:  # not a database, or a damaged one
-            await writer.close()
-            raise StoreError(f"{path}: cannot open it as a SQLite store: {exc}") from exc
-        except BaseException:
-            await writer.close()
-            raise
-        try:
-            opened: list[aiosqlite.Connection] = []
             try:
-                for _ in range(max(1, readers)):
-                    opened.append(await _connect(path))
-            except BaseException:
-                for reader in opened:
-                    await reader.close()
-                raise
+                await writer.run(_prepare, path)
+            except sqlite3.DatabaseError as exc:  # not a database, or a damaged one
+                raise StoreError(f"{path}: cannot open it as a SQLite store: {exc}") from exc
+            for _ in range(max(1, readers)):
+                links.append(await SqliteLink.open(path))
         except BaseException:
-            await writer.close()
+            for link in links:
+                await link.close()
             raise
-        links = [SqliteLink(writer), *(SqliteLink(reader) for reader in opened)]
-        for link in links:
-            await link.run(lambda _conn: as_helper())
         return cls(path, links[0], links[1:])
 
     async def schema_version(self) -> int:
@@ -149,8 +140,8 @@ class SqliteDatabase(Database):
             "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")]
 
 
-async def _migrate(conn: aiosqlite.Connection, path: str) -> None:
-    version = int((await (await conn.execute("PRAGMA user_version")).fetchone() or [0])[0])
+def _migrate(conn: sqlite3.Connection, path: str) -> None:
+    version = int((conn.execute("PRAGMA user_version").fetchone() or [0])[0])
     known = migrations()
     if version > len(known):
         raise StoreError(f"{path} has schema version {version}, newer than this Merknera "
@@ -162,21 +153,21 @@ async def _migrate(conn: aiosqlite.Connection, path: str) -> None:
         # every reference before it commits.  The pragma is a no-op inside a transaction.
         rebuilds = sql.startswith(REBUILDS_TABLES)
         if rebuilds:
-            await conn.execute("PRAGMA foreign_keys = OFF")
-        await conn.execute("BEGIN IMMEDIATE")
+            conn.execute("PRAGMA foreign_keys = OFF")
+        conn.execute("BEGIN IMMEDIATE")
         try:
             for statement in statements:
-                await conn.execute(statement)
+                conn.execute(statement)
             if rebuilds:
-                broken = list(await (await conn.execute("PRAGMA foreign_key_check")).fetchall())
+                broken = conn.execute("PRAGMA foreign_key_check").fetchall()
                 if broken:
                     raise sqlite3.IntegrityError(
                         f"{len(broken)} rows refer to rows that are gone, e.g. {tuple(broken[0])}")
-            await conn.execute(f"PRAGMA user_version = {number}")
-            await conn.execute("COMMIT")
+            conn.execute(f"PRAGMA user_version = {number}")
+            conn.execute("COMMIT")
         except sqlite3.Error as exc:
-            await conn.execute("ROLLBACK")
+            conn.execute("ROLLBACK")
             raise StoreError(f"{path}: migration {name} failed: {exc}") from exc
         finally:
             if rebuilds:  # outside the transaction, where the pragma takes effect
-                await conn.execute("PRAGMA foreign_keys = ON")
+                conn.execute("PRAGMA foreign_keys = ON")

@@ -1,6 +1,6 @@
 """Query parameters of the JSON API, each written once: the handler reads it through
 :meth:`read`, and the OpenAPI document describes it through :meth:`parameter`, so that
-the document refuses exactly what the handler refuses (issue 16).
+the document refuses exactly what the handler refuses.
 
 A value that is given must be usable, an empty one included (``?game=`` is no game): it is
 refused with 400 and ``{"error": "<what was wrong>"}``, never read as the parameter left out.

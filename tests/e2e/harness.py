@@ -41,6 +41,9 @@ STOP_PATIENCE = 10.0
 ADMIN_TOKEN = "e2e-admin-token"
 """The platform's admin token: the harness reads games as the admin, who sees the bodies of
 every call (others see them only for their own bots)."""
+CALLS_PAGE = 100
+"""Calls of a move log read at once (a 15-column Hexagons game's 100 calls carry about 1.1
+million characters of bodies, within the 4 MiB one answer may carry)."""
 
 PLATFORM_OPTIONS: dict[str, str] = {
     "admin-token": ADMIN_TOKEN,
@@ -324,8 +327,15 @@ class E2E:
 
     async def game(self, game_id: int) -> dict[str, Any]:
         """One game with its seats and its move log, as the admin sees it (with the calls'
-        bodies)."""
-        detail: dict[str, Any] = await self.get(f"/api/games/{game_id}", ADMIN_TOKEN)
+        bodies), read :data:`CALLS_PAGE` calls at a time: one answer carries at most so many
+        characters of bodies, which a long game's calls may pass."""
+        path = f"/api/games/{game_id}?limit={CALLS_PAGE}"
+        detail: dict[str, Any] = await self.get(path, ADMIN_TOKEN)
+        page = detail["moves"]
+        while len(page) == CALLS_PAGE:
+            after = page[-1]["seq"]
+            page = (await self.get(f"{path}&after={after}", ADMIN_TOKEN))["moves"]
+            detail["moves"].extend(page)
         return detail
 
     async def wait_until(self, what: str, check: Callable[[], Awaitable[tuple[T | None, str]]],

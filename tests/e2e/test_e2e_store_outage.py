@@ -1,5 +1,4 @@
-"""A store outage is answered 503 with ``Retry-After``, never 500, and ends by itself (issue
-28, finding 9).
+"""A store outage is answered 503 with ``Retry-After``, never 500, and ends by itself.
 
 A real ``merknera serve`` on a throwaway PostgreSQL cluster of this test's own, with every
 listener on.  A loop of requests keeps hitting the results API (reads and an admin write),

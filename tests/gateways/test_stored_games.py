@@ -1,7 +1,7 @@
 """A gateway's game no longer in memory is rebuilt from the store off the event loop, once
 if it is finished (its answer never changes), in its client's place (a client may hold its
 share, 429 beyond), and refused with 503 and ``Retry-After`` while the platform is making
-as many such answers as it may (issue 28); a short one is made at once in its place.
+as many such answers as it may; a short one is made at once in its place.
 
 The platform is served as ``merknera serve`` serves it, with its Kalaha and hexagons
 listeners; the games are finished games of the store (as a platform that has since

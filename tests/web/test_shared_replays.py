@@ -1,5 +1,5 @@
 """A game's replays and live streams are cut from one log of its frames, built once and
-extended as the game goes on, off the event loop and within bounds (issue 28): the answers
+extended as the game goes on, off the event loop and within bounds: the answers
 are those one Replayer per request gave; a request takes its place before it waits for
 anything or reads a move log, and waits within the place's time; work the platform cannot
 take on now is refused with 503 (or 429 for a client that has its share) and
