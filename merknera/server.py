@@ -19,6 +19,7 @@ from aiohttp import web
 from merknera import heap
 from merknera.app import Platform, build_app
 from merknera.config import Config
+from merknera.guard import GuardedListener
 from merknera.store import node_lock
 from merknera.store.postgres import redacted
 
@@ -67,9 +68,11 @@ async def _running(config: Config) -> AsyncIterator[tuple[Config, Platform]]:
     runner = web.AppRunner(build_app(config, platform), access_log=None, handle_signals=False,
                            shutdown_timeout=2.0, **platform.guard.runner_options())
     gateways: list[web.AppRunner] = []
+    listeners: list[GuardedListener] = []
     try:
         await runner.setup()
-        await platform.guard.site(runner, sock).start()
+        listeners.append(platform.guard.listener(runner, sock))
+        await listeners[-1].start()
         # After the platform's start-up (the main application's), which the listeners
         # need; stopped before it.
         for key, (app, tls) in platform.listeners().items():
@@ -77,15 +80,19 @@ async def _running(config: Config) -> AsyncIterator[tuple[Config, Platform]]:
                                     shutdown_timeout=2.0, **platform.guard.runner_options())
             await gateway.setup()
             gateways.append(gateway)
-            await platform.guard.site(gateway, gateway_socks[key], ssl_context=tls).start()
+            listeners.append(platform.guard.listener(gateway, gateway_socks[key], tls))
+            await listeners[-1].start()
         yield config, platform
     finally:
         try:
             if gateways:
                 await platform.stop_games()
-            for gateway in gateways:
+            for gateway, listener in zip(gateways, listeners[1:], strict=False):
+                listener.stop()
                 await gateway.cleanup()
         finally:
+            if listeners:
+                listeners[0].stop()
             await runner.cleanup()
             sock.close()
             for gateway_sock in gateway_socks.values():

@@ -17,7 +17,7 @@ from merknera.store import Database, results
 from merknera.store import ratings as rating_store
 from merknera.store.db import Connection, migrations
 from merknera.store.db import split_statements as _split
-from merknera.store.sqlite import REBUILDS_TABLES
+from merknera.store.sqlite import REBUILDS_TABLES, SqliteConnection
 
 STAMP = "2026-01-01T00:00:00.000Z"
 TABLES = ("users", "tokens", "bots", "games", "seats", "moves", "bot_log")
@@ -103,7 +103,7 @@ async def test_a_populated_store_of_every_earlier_version_migrates_whole(
         tmp_path: Path, version: int) -> None:
     path = tmp_path / f"schema-{version}.db"
     store_of_version(path, version)
-    before = sqlite3.connect(path)
+    before = sqlite3.connect(path, factory=SqliteConnection)
     before_counts, before_rows = counts(before), kept(before)
     before.close()
     db = await Database.open(path)
@@ -133,7 +133,7 @@ def test_db_migrate_brings_an_old_store_to_the_newest_schema(
         f"{path}: schema version {newest} (migrated from 5)")
     assert cli.main(["db", "migrate", "--db", str(path)]) == 0
     assert capsys.readouterr().out.strip() == f"{path}: schema version {newest} (it was already)"
-    conn = sqlite3.connect(path)
+    conn = sqlite3.connect(path, factory=SqliteConnection)
     try:
         assert counts(conn)["games"] == 5
     finally:

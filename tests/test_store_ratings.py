@@ -341,6 +341,7 @@ class Interleaved:
     def __init__(self, conn: Connection, after: str,
                  other: Callable[[Connection], object]) -> None:
         self._conn, self._after, self._other = conn, after, other
+        self.dialect = conn.dialect
 
     def execute(self, sql: str, parameters: Any = (), /) -> Any:
         cursor = self._conn.execute(sql, parameters)

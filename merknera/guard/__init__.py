@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
+import ssl
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
@@ -27,7 +29,7 @@ from aiohttp import web
 from merknera.config import Config
 from merknera.guard.bodies import BodyError, read_body
 from merknera.guard.clients import Caller, client_key, same_host
-from merknera.guard.connections import ConnectionGuard, GuardedSite
+from merknera.guard.connections import ConnectionGuard, GuardedListener
 from merknera.guard.holdings import FullError, Holdings
 from merknera.guard.streams import Stream, StreamEndedError
 from merknera.guard.throttle import AuthThrottle, Buckets, RateLimitedError
@@ -43,7 +45,7 @@ __all__ = [
     "ConnectionGuard",
     "FullError",
     "Guard",
-    "GuardedSite",
+    "GuardedListener",
     "Holdings",
     "RateLimitedError",
     "Stream",
@@ -121,10 +123,11 @@ class Guard:
                 "lingering_time": min(LINGERING_SECONDS, self.config.idle_timeout),
                 "auto_decompress": False}
 
-    def site(self, runner: web.BaseRunner, sock: Any, **kwargs: Any) -> GuardedSite:
-        """A site serving ``runner`` on the listening socket ``sock``, guarded (``kwargs``
-        go to aiohttp's ``SockSite``: ``ssl_context``)."""
-        return GuardedSite(runner, sock, self.connections, **kwargs)
+    def listener(self, runner: web.BaseRunner, sock: socket.socket,
+                 ssl_context: ssl.SSLContext | None = None) -> GuardedListener:
+        """A listener serving ``runner`` (set up) on the listening socket ``sock``, guarded,
+        over TLS when ``ssl_context`` is given."""
+        return GuardedListener(runner, sock, self.connections, ssl_context)
 
     @contextlib.contextmanager
     def stream(self, request: web.BaseRequest) -> Iterator[Stream]:

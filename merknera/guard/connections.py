@@ -3,7 +3,7 @@
 aiohttp's server keeps a connection open for as long as its peer likes, and accepts as
 many as the kernel hands it: a few hundred idle sockets exhaust the process's descriptors,
 and then the platform cannot call its bots.  :class:`ConnectionGuard` sits between the
-event loop and aiohttp's protocol (:class:`GuardedSite` installs it), so that it sees
+event loop and aiohttp's protocol (:class:`GuardedListener` installs it), so that it sees
 every connection from its first byte: beyond its client's share, a connection is answered
 at once with 429 and closed; when every place is taken, the network holding the most gives
 up its oldest connection (:class:`merknera.guard.holdings.Holdings`), and if none holds
@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import ssl
 from collections.abc import Callable
-from typing import Any
 
 from aiohttp import web
 
@@ -135,21 +136,34 @@ class _GuardedProtocol(asyncio.Protocol):
             self._inner.resume_writing()
 
 
-class GuardedSite(web.SockSite):
-    """aiohttp's ``SockSite`` with a :class:`ConnectionGuard` between the loop and the
-    server's protocol."""
+class GuardedListener:
+    """A listening socket serving an aiohttp runner's server through a
+    :class:`ConnectionGuard`.  aiohttp's sites serve the runner's protocol unguarded, so the
+    server is made here from the runner's public ``server`` (after ``runner.setup()``);
+    stop it before the runner's ``cleanup()``, which closes the connections."""
 
-    def __init__(self, runner: web.BaseRunner, sock: Any, guard: ConnectionGuard,
-                 **kwargs: Any) -> None:
-        super().__init__(runner, sock, **kwargs)
-        self._guard = guard
+    BACKLOG = 128
+    """Connections the kernel queues before they are accepted (aiohttp's sites' default)."""
+
+    def __init__(self, runner: web.BaseRunner, sock: socket.socket, guard: ConnectionGuard,
+                 ssl_context: ssl.SSLContext | None = None) -> None:
+        self._runner, self._sock, self._guard, self._ssl = runner, sock, guard, ssl_context
+        self._server: asyncio.Server | None = None
 
     async def start(self) -> None:
-        # BaseSite.start registers the site with its runner; SockSite.start would then
-        # serve the unguarded factory, so the server is made here instead.
-        await web.BaseSite.start(self)
+        """Accept connections.
+
+        :raises RuntimeError: when the runner was not set up.
+        """
         server = self._runner.server
-        assert server is not None
+        if server is None:
+            raise RuntimeError("the runner must be set up before its listener starts")
         self._server = await asyncio.get_running_loop().create_server(
-            self._guard.protocol_factory(server), sock=self._sock, ssl=self._ssl_context,
-            backlog=self._backlog)
+            self._guard.protocol_factory(server), sock=self._sock, ssl=self._ssl,
+            backlog=self.BACKLOG)
+
+    def stop(self) -> None:
+        """Accept no more connections (those open stay, for the runner to close)."""
+        if self._server is not None:
+            self._server.close()
+            self._server = None

@@ -268,7 +268,7 @@ def _register(conn: Connection, request: RegistrationRequest, game: AnyGame,
     # time (a lock held to the end of the transaction), so that the checks below (the
     # name's owner, look-alike names, the owner's names) and the round robin see every
     # registration before them, as on SQLite's one writer.
-    conn.execute(f"SELECT 1 /*pg: , pg_advisory_xact_lock({REGISTRATION_LOCK})*/")
+    conn.dialect.serialize(conn, REGISTRATION_LOCK)
     user = users.user_for_token(conn, request.token)
     if user is None:
         raise _unknown_token(request.token)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from merknera.names import BotName, name_key, name_shape
 from merknera.protocol.bot_protocols import BotProtocol
-from merknera.store.db import IDS, Connection, Database, Row, now
+from merknera.store.db import Connection, Database, Row, now
 
 
 class BotStatus(enum.Enum):
@@ -170,7 +170,7 @@ async def get(db: Database, bot_id: int) -> Bot | None:
 
 async def get_many(db: Database, bot_ids: Sequence[int]) -> dict[int, Bot]:
     """Bot versions by id (the ones that exist)."""
-    rows = await db.fetchall(f"{_SELECT} WHERE bots.id IN {IDS}",
+    rows = await db.fetchall(f"{_SELECT} WHERE bots.id IN {db.dialect.ids()}",
                              (json.dumps(list(bot_ids)),))
     return {row["id"]: bot_from_row(row) for row in rows}
 
@@ -211,7 +211,7 @@ async def mark_all_offline(db: Database) -> None:
 async def touch(db: Database, bot_ids: list[int]) -> None:
     """Record that these bots were heard from just now."""
     if bot_ids:
-        await db.write_one(f"UPDATE bots SET last_seen_at = ? WHERE id IN {IDS}",
+        await db.write_one(f"UPDATE bots SET last_seen_at = ? WHERE id IN {db.dialect.ids()}",
                            (now(), json.dumps(bot_ids)))
 
 

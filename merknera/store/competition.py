@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from merknera.ratings import DEFAULT
-from merknera.store.db import IDS, Connection
+from merknera.store.db import Connection
 
 
 def ratings_of(conn: Connection,
                bot_ids: Sequence[int]) -> dict[int, tuple[float, float, int]]:
     """(mu, sigma, rated games) of the bots that have a rating."""
     return {row[0]: (row[1], row[2], row[3]) for row in conn.execute(
-        f"SELECT bot_id, mu, sigma, rated_games FROM ratings WHERE bot_id IN {IDS}",
+        f"SELECT bot_id, mu, sigma, rated_games FROM ratings WHERE bot_id IN {conn.dialect.ids()}",
         (json.dumps(list(bot_ids)),))}
 
 
@@ -55,7 +55,7 @@ SELECT wanted.value,
        (SELECT COUNT(*) FROM (SELECT seat FROM seats WHERE bot_id = wanted.value
                               ORDER BY game_id DESC LIMIT :first_seat_games) AS latest
         WHERE seat = 0)
-FROM json_each(:bot_ids) AS wanted LEFT JOIN ratings ON ratings.bot_id = wanted.value
+FROM {wanted} AS wanted LEFT JOIN ratings ON ratings.bot_id = wanted.value
 WHERE wanted.value NOT IN (SELECT bot_id FROM busy)
 """
 
@@ -65,7 +65,8 @@ def contenders(conn: Connection, bot_ids: Sequence[int],
     """Those of the bots with fewer than ``cap`` unfinished games, with their ratings and
     first seats.  Games that people started at a gateway (those with a handle) do not
     count: a person's idle boards against a bot must not keep it out of the ladder."""
-    return [Contender(*row) for row in conn.execute(_CONTENDERS, {
+    query = _CONTENDERS.format(wanted=conn.dialect.ids(":bot_ids"))
+    return [Contender(*row) for row in conn.execute(query, {
         "bot_ids": json.dumps(list(bot_ids)), "cap": cap, "mu": DEFAULT.mu,
         "sigma": DEFAULT.sigma, "first_seat_games": FIRST_SEAT_GAMES})]
 
@@ -74,11 +75,11 @@ def contenders(conn: Connection, bot_ids: Sequence[int],
 # their other seats from the seats' primary key.
 _OPPONENTS = """
 SELECT wanted.value,
-       (SELECT group_concat(other.bot_id) FROM seats AS other
+       (SELECT {joined} FROM seats AS other
         WHERE other.game_id IN (SELECT game_id FROM seats WHERE bot_id = wanted.value
                                 ORDER BY game_id DESC LIMIT :recent_games)
           AND other.bot_id != wanted.value)
-FROM json_each(:bot_ids) AS wanted
+FROM {wanted} AS wanted
 """
 
 
@@ -86,12 +87,14 @@ def recent_opponents(conn: Connection,
                      bot_ids: Sequence[int]) -> dict[int, frozenset[int]]:
     """The bots each of these bots met in its last three games."""
     return {bot_id: frozenset(map(int, met.split(","))) if met else frozenset()
-            for bot_id, met in conn.execute(_OPPONENTS, {
+            for bot_id, met in conn.execute(_OPPONENTS.format(
+                wanted=conn.dialect.ids(":bot_ids"),
+                joined=conn.dialect.joined("other.bot_id")), {
                 "bot_ids": json.dumps(list(bot_ids)), "recent_games": RECENT_GAMES})}
 
 
 def current(conn: Connection, bot_ids: Sequence[int]) -> list[int]:
     """Those of the bots still in play (neither superseded nor disabled)."""
     return [row[0] for row in conn.execute(
-        f"SELECT id FROM bots WHERE id IN {IDS} AND status IN ('ONLINE', 'OFFLINE')",
+        f"SELECT id FROM bots WHERE id IN {conn.dialect.ids()} AND status IN ('ONLINE', 'OFFLINE')",
         (json.dumps(list(bot_ids)),))]

@@ -10,8 +10,8 @@ transaction: nothing else of this process interleaves with it.  Readers use conn
 their own (:data:`READERS`, taken in turn, so that one slow query, a big page or a replay,
 holds up no other reader) and always see committed data.
 
-The SQL is SQLite's; a PostgreSQL connection translates it (placeholders, the few functions
-that differ), so that each query is written once.
+Each query is written once, in the SQL both databases speak; the few pieces that differ
+come from the connection's :class:`Dialect`.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import functools
 import logging
 import re
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -41,11 +41,6 @@ _MIGRATION_NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
 
 POSTGRESQL_URL = re.compile(r"^postgres(?:ql)?://", re.IGNORECASE)
 """A ``db`` setting that names a PostgreSQL database; any other value is a SQLite path."""
-
-IDS = "(SELECT value FROM json_each(?))"
-"""``IN`` this, with ids given as one JSON array: one SQL variable however many ids (SQLite
-allows 32,766 variables to a statement)."""
-
 
 READERS = 4
 """Read connections of a store: pages, the API and replays read while games are played."""
@@ -78,7 +73,11 @@ class Cursor(Protocol):
 
 
 class Connection(Protocol):
-    """The part of a ``sqlite3.Connection`` the store's queries use."""
+    """The part of a ``sqlite3.Connection`` the store's queries use, and the database's
+    :class:`Dialect`."""
+
+    @property
+    def dialect(self) -> Dialect: ...
 
     def execute(self, sql: str, parameters: Params = (), /) -> Cursor: ...
 
@@ -190,19 +189,50 @@ def split_statements(sql: str) -> list[str]:
 
 
 
-@dataclass(frozen=True)
-class Dialect:
-    """How a database begins a write transaction and which of its errors are its own."""
+class Dialect(ABC):
+    """What differs between the databases the store runs on, said once: how a write
+    transaction begins, which errors are the driver's and what they mean, and the few
+    pieces of SQL each writes its own way.  Every other statement is written once, in the
+    SQL both speak (with sqlite3's parameter styles, ``?`` and ``:name``).
+
+    A store function reaches it as ``conn.dialect`` (:class:`Connection`)."""
 
     begin: str
+    """The statement that begins a write transaction."""
     errors: tuple[type[BaseException], ...]
     """The driver's errors: a work failing with one gets a :class:`StoreError`."""
-    retry: Callable[[BaseException], bool] = lambda _exc: False
-    """Errors after which a work runs again (PostgreSQL's serialization failures and
-    deadlocks between nodes)."""
-    unavailable: Callable[[BaseException], bool] = lambda _exc: False
-    """Whether an error of the driver says that the database cannot be reached now, rather
-    than that a statement was wrong: such errors become :class:`StoreUnavailableError`."""
+    share_lock: str = ""
+    """Appended to a ``SELECT`` whose rows must not change until the transaction ends (a
+    database of one writer needs none)."""
+    claim_lock: str = ""
+    """Appended to a ``SELECT`` that claims rows: those another transaction holds are
+    skipped rather than waited for (a database of one writer needs none)."""
+
+    @abstractmethod
+    def ids(self, param: str = "?") -> str:
+        """A table of one column, ``value``: the integers of the JSON array given as the
+        parameter ``param`` (one SQL variable however many ids; SQLite allows 32,766 to a
+        statement).  Used as ``IN`` it or ``FROM`` it."""
+
+    @abstractmethod
+    def joined(self, expression: str) -> str:
+        """An aggregate: the values of ``expression`` as text, joined with commas."""
+
+    def serialize(self, conn: Connection, key: int) -> None:
+        """Hold the lock ``key`` until the transaction ends, so that the works taking it run
+        one at a time, whichever node runs them.  A database with one writer runs every
+        write transaction alone already: nothing to do."""
+        return
+
+    def retry(self, exc: BaseException) -> bool:
+        """Whether a work that failed with ``exc`` runs again (conflicts between nodes)."""
+        return False
+
+    @abstractmethod
+    def unavailable(self, exc: BaseException) -> bool:
+        """Whether an error of the driver says that the database cannot be reached now,
+        rather than that a statement was wrong: such errors become
+        :class:`StoreUnavailableError`."""
 
     def failure(self, exc: BaseException, doing: str) -> StoreError:
         """``exc``, met while ``doing`` something, as the store's error: a

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from merknera.games.base import JSON, Outcome, SeatResult, Termination
 from merknera.protocol.faults import FaultKind
 from merknera.store import logs, ratings
-from merknera.store.db import IDS, Connection, Database, Row, enum_or_none, now, storable
+from merknera.store.db import Connection, Database, Row, enum_or_none, now, storable
 
 
 class GameStatus(enum.Enum):
@@ -164,12 +164,12 @@ def records_of(conn: Connection, rows: Sequence[Row]) -> list[GameRecord]:
     seats: dict[int, list[Row]] = {row["id"]: [] for row in rows}
     moves: dict[int, list[Row]] = {row["id"]: [] for row in rows}
     for seat in conn.execute(
-            f"SELECT game_id, seat, bot_id, ready, result FROM seats WHERE game_id IN {IDS} "
-            "ORDER BY game_id, seat", (ids,)):
+            "SELECT game_id, seat, bot_id, ready, result FROM seats "
+            f"WHERE game_id IN {conn.dialect.ids()} ORDER BY game_id, seat", (ids,)):
         seats[seat["game_id"]].append(seat)
     for move in conn.execute(
             "SELECT game_id, seq, seat, move, fault, fault_detail FROM moves "
-            f"WHERE game_id IN {IDS} ORDER BY game_id, seq", (ids,)):
+            f"WHERE game_id IN {conn.dialect.ids()} ORDER BY game_id, seq", (ids,)):
         moves[move["game_id"]].append(move)
     return [_record(row, seats[row["id"]], moves[row["id"]]) for row in rows]
 
@@ -248,8 +248,8 @@ def record_moves(db: Database, game_id: int, calls: Sequence[LoggedCall],
         "INSERT INTO moves (game_id, seq, seat, move, request, reply, latency_ms, fault, "
         "fault_detail, created_at) "
         "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS "
-        f"(SELECT 1 FROM games WHERE id = ? AND status != 'FINISHED'{leased} "
-        "/*pg: FOR SHARE*/)", rows).rowcount > 0)
+        f"(SELECT 1 FROM games WHERE id = ? AND status != 'FINISHED'{leased}"
+        f"{conn.dialect.share_lock})", rows).rowcount > 0)
 
 
 async def finish(db: Database, game_id: int, outcome: Outcome, final_state: JSON,

@@ -10,7 +10,7 @@ import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from merknera.store.db import IDS, Connection, Database
+from merknera.store.db import Connection, Database
 from merknera.store.games import GameRecord, records_of
 
 _UNFINISHED = "status IN ('PENDING', 'RUNNING')"
@@ -81,7 +81,8 @@ def claim_and_load_in(conn: Connection, game_ids: Sequence[int], node: str, now:
     other bot) is claimed by three, not by four a game.
     """
     rows = conn.execute(
-        f"UPDATE games SET node = ?, lease_until = ? WHERE id IN {IDS} AND {_UNFINISHED} "
+        f"UPDATE games SET node = ?, lease_until = ? WHERE id IN {conn.dialect.ids()} "
+        f"AND {_UNFINISHED} "
         f"AND {_FREE} RETURNING *",
         (node, until, json.dumps(list(game_ids)), node, now)).fetchall()
     return {record.id: record for record in records_of(conn, rows)}
@@ -100,7 +101,7 @@ async def claim_many(db: Database, node: str, now: float, until: float,
     return await db.transaction(lambda conn: sorted(row[0] for row in conn.execute(
         f"UPDATE games SET node = ?, lease_until = ? WHERE id IN (SELECT id FROM games "
         f"WHERE {_UNFINISHED} AND (node IS NULL OR (node != ? AND lease_until < ?)) "
-        "ORDER BY id LIMIT ? /*pg: FOR UPDATE SKIP LOCKED*/) RETURNING id",
+        f"ORDER BY id LIMIT ?{conn.dialect.claim_lock}) RETURNING id",
         (node, until, node, now, limit))))
 
 
@@ -134,7 +135,7 @@ async def beat(db: Database, heartbeat: Beat) -> BeatResult:
             (heartbeat.lease_until, heartbeat.node))}
         # Games of this node that just finished are not lost; those another took are.
         taken: set[int] = {row[0] for row in conn.execute(
-            f"SELECT id FROM games WHERE id IN {IDS} AND node != ?",
+            f"SELECT id FROM games WHERE id IN {conn.dialect.ids()} AND node != ?",
             (json.dumps(sorted(set(heartbeat.held) - renewed)), heartbeat.node))}
         live = conn.execute("SELECT COUNT(*) FROM nodes WHERE seen_at >= ? "
                             "AND stopped_at IS NULL", (heartbeat.live_since,)).fetchone()[0]

@@ -8,10 +8,9 @@ advisory locks, ``LISTEN``) uses psycopg's asyncio connection
 (:mod:`merknera.scheduler.coordinator`, :mod:`merknera.scheduler.leases`,
 :mod:`merknera.relay`).
 
-The store's SQL is SQLite's; :func:`translate` makes it PostgreSQL's once per statement:
-placeholders (``?`` and ``:name``), ``json_each`` over a JSON array of ids,
-``group_concat``, and comments ``/*pg: ...*/`` that are SQL to PostgreSQL only (row
-locks).  Everything else is written in the SQL both databases speak.
+The store's statements are written once, in the SQL both databases speak; what differs is
+:class:`PostgresDialect`'s (:class:`~.db.Dialect`).  psycopg takes its own parameter style,
+so each statement's placeholders are rewritten once (:func:`pyformat`).
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ from psycopg.rows import RowMaker
 from psycopg.types.numeric import FloatLoader
 
 from merknera.store.db import (
+    Connection,
     Database,
     Dialect,
     Link,
@@ -47,10 +47,6 @@ log = logging.getLogger(__name__)
 
 MIGRATION_LOCK = 0x6D65726B  # "merk"
 """The advisory lock that keeps two nodes starting at once from both migrating."""
-
-
-def _retry(exc: BaseException) -> bool:
-    return isinstance(exc, psycopg.errors.SerializationFailure | psycopg.errors.DeadlockDetected)
 
 
 UNAVAILABLE_STATES = ("08", "53", "57P01", "57P02", "57P03")
@@ -72,8 +68,35 @@ def unavailable(exc: BaseException) -> bool:
     return state is None or state.startswith(UNAVAILABLE_STATES)
 
 
-POSTGRESQL = Dialect(begin="BEGIN", errors=(psycopg.Error,), retry=_retry,
-                     unavailable=unavailable)
+class PostgresDialect(Dialect):
+    """PostgreSQL's SQL and errors.  Several nodes write at once: the works that must not
+    interleave take row locks or advisory locks, and a serialization failure or a deadlock
+    between them runs the work again."""
+
+    begin = "BEGIN"
+    errors = (psycopg.Error,)
+    share_lock = " FOR SHARE"
+    claim_lock = " FOR UPDATE SKIP LOCKED"
+
+    def ids(self, param: str = "?") -> str:
+        return (f"(SELECT elements.value::bigint AS value "
+                f"FROM json_array_elements_text(({param})::json) AS elements(value))")
+
+    def joined(self, expression: str) -> str:
+        return f"string_agg(({expression})::text, ',')"
+
+    def serialize(self, conn: Connection, key: int) -> None:
+        conn.execute(f"SELECT pg_advisory_xact_lock({int(key)})")
+
+    def retry(self, exc: BaseException) -> bool:
+        return isinstance(exc, psycopg.errors.SerializationFailure
+                          | psycopg.errors.DeadlockDetected)
+
+    def unavailable(self, exc: BaseException) -> bool:
+        return unavailable(exc)
+
+
+POSTGRESQL = PostgresDialect()
 
 
 def redacted(url: str) -> str:
@@ -85,20 +108,9 @@ def redacted(url: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
-# -- the SQL ------------------------------------------------------------------------------
+# -- the parameters -------------------------------------------------------------------------
 
-_JSON_EACH = re.compile(r"json_each\(([^()]*)\)(\s+AS\s+(\w+))?", re.IGNORECASE)
-_GROUP_CONCAT = re.compile(r"group_concat\(([^()]*)\)", re.IGNORECASE)
-_PG_ONLY = re.compile(r"/\*pg: ([^*]*)\*/")
-"""A comment that is SQL to PostgreSQL alone: row locks (SQLite has one writer)."""
 _TOKENS = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"|\?|%|(?<!:):([A-Za-z_]\w*)")
-
-
-def _json_each(match: re.Match[str]) -> str:
-    # The store uses json_each over JSON arrays of ids only (db.IDS, competition.py).
-    return (f"(SELECT elements.value::bigint AS value "
-            f"FROM json_array_elements_text(({match.group(1)})::json) AS elements(value)) "
-            f"AS {match.group(3) or 'ids'}")
 
 
 def _token(match: re.Match[str]) -> str:
@@ -115,12 +127,10 @@ def _token(match: re.Match[str]) -> str:
 
 
 @functools.lru_cache(maxsize=1024)
-def translate(sql: str) -> str:
-    """A statement of the store's SQL as PostgreSQL's (cached: the store's statements are
-    constants, a few hundred of them)."""
-    sql = _PG_ONLY.sub(lambda m: m.group(1), sql)
-    sql = _JSON_EACH.sub(_json_each, sql)
-    sql = _GROUP_CONCAT.sub(lambda m: f"string_agg(({m.group(1)})::text, ',')", sql)
+def pyformat(sql: str) -> str:
+    """A statement with sqlite3's parameter styles (``?``, ``:name``) in psycopg's
+    (``%s``, ``%(name)s``), its literal ``%`` doubled (cached: the store's statements are
+    a few hundred constants)."""
     return _TOKENS.sub(_token, sql)
 
 
@@ -180,19 +190,22 @@ def _rows(cursor: psycopg.Cursor[Any]) -> RowMaker[PgRow]:
 
 
 class PgConnection:
-    """A synchronous psycopg connection that takes the store's SQLite SQL."""
+    """A synchronous psycopg connection that takes the store's statements and parameters
+    (:func:`pyformat`, :func:`value`)."""
+
+    dialect: Dialect = POSTGRESQL
 
     def __init__(self, raw: psycopg.Connection[PgRow]) -> None:
         self.raw = raw
 
     def execute(self, sql: str, parameters: Params = (), /) -> psycopg.Cursor[PgRow]:
-        """Run one statement (translated) and return its cursor."""
-        return self.raw.execute(translate(sql), _params(parameters))
+        """Run one statement and return its cursor."""
+        return self.raw.execute(pyformat(sql), _params(parameters))
 
     def executemany(self, sql: str, parameters: Iterable[Params], /) -> psycopg.Cursor[PgRow]:
         """Run one statement for each set of parameters."""
         cursor = self.raw.cursor()
-        cursor.executemany(translate(sql), [_params(p) for p in parameters])
+        cursor.executemany(pyformat(sql), [_params(p) for p in parameters])
         return cursor
 
     @property

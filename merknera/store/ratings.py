@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from merknera.ratings import DEFAULT, Rating, update
-from merknera.store.db import IDS, Connection, Database, Row
+from merknera.store.db import Connection, Database, Row
 
 _WITH_RESULT = "games.status = 'FINISHED' AND games.outcome != 'NO_RESULT'"
 _RATED = f"{_WITH_RESULT} AND games.rated = 1"
@@ -109,7 +109,7 @@ def rate_queued(conn: Connection, before: str | None = None) -> RatingPass:
     # updated and written one pass at a time (a lock held to the end of the transaction),
     # or two passes would both start from the same rating and one update would be lost.
     # SQLite's one writer is one at a time already.
-    conn.execute(f"SELECT 1 /*pg: , pg_advisory_xact_lock({RATING_LOCK})*/")
+    conn.dialect.serialize(conn, RATING_LOCK)
     queued = conn.execute(
         "SELECT games.id, games.game, games.finished_at, "
         f"({_RATED}) AS rateable FROM rating_queue "
@@ -121,12 +121,13 @@ def rate_queued(conn: Connection, before: str | None = None) -> RatingPass:
     ids = json.dumps([row["id"] for row in due])
     # A game rated already (by a rebuild that overlapped its finish) only leaves the queue.
     done = {row[0] for row in conn.execute(
-        f"SELECT DISTINCT game_id FROM rating_history WHERE game_id IN {IDS}", (ids,))}
+        "SELECT DISTINCT game_id FROM rating_history "
+        f"WHERE game_id IN {conn.dialect.ids()}", (ids,))}
     rateable = [(row["id"], row["game"], row["finished_at"]) for row in due
                 if row["rateable"] and row["id"] not in done]
     seatings: dict[int, list[tuple[int, int]]] = {game_id: [] for game_id, _, _ in rateable}
-    for row in conn.execute("SELECT game_id, bot_id, rank FROM seats "
-                            f"WHERE game_id IN {IDS} ORDER BY game_id, seat", (ids,)):
+    for row in conn.execute("SELECT game_id, bot_id, rank FROM seats WHERE game_id IN "
+                            f"{conn.dialect.ids()} ORDER BY game_id, seat", (ids,)):
         if row[0] in seatings:
             seatings[row[0]].append((row[1], row[2]))
     firsts: dict[str, tuple[int, str]] = {}
@@ -141,7 +142,7 @@ def rate_queued(conn: Connection, before: str | None = None) -> RatingPass:
         for game_id, game, finished_at in rateable:
             rated += _rate_in_order(conn, game_id, game, finished_at, seatings[game_id])
             conn.execute("DELETE FROM rating_queue WHERE game_id = ?", (game_id,))
-        conn.execute(f"DELETE FROM rating_queue WHERE game_id IN {IDS}", (ids,))
+        conn.execute(f"DELETE FROM rating_queue WHERE game_id IN {conn.dialect.ids()}", (ids,))
         return RatingPass(rated, len(queued) - len(due))
     current = _load(conn, {bot_id for seated in seatings.values() for bot_id, _ in seated})
     changed: dict[int, BotRating] = {}
@@ -159,7 +160,7 @@ def rate_queued(conn: Connection, before: str | None = None) -> RatingPass:
     conn.executemany(
         "INSERT INTO rating_history (game_id, bot_id, mu, sigma, ordinal) VALUES (?, ?, ?, ?, ?)",
         history)
-    conn.execute(f"DELETE FROM rating_queue WHERE game_id IN {IDS}", (ids,))
+    conn.execute(f"DELETE FROM rating_queue WHERE game_id IN {conn.dialect.ids()}", (ids,))
     return RatingPass(rated, len(queued) - len(due))
 
 
@@ -178,7 +179,7 @@ def rebuild_in(conn: Connection) -> RebuildSummary:
 
     Replaces both tables; the numbers equal those kept live, float for float.
     """
-    conn.execute(f"SELECT 1 /*pg: , pg_advisory_xact_lock({RATING_LOCK})*/")  # see rate_queued
+    conn.dialect.serialize(conn, RATING_LOCK)  # see rate_queued
     before = {row[0]: tuple(row) for row in conn.execute(
         "SELECT bot_id, game, mu, sigma, rated_games, updated_at FROM ratings")}
     # The results first, then out of the queue exactly those: on PostgreSQL a finish may
@@ -187,7 +188,7 @@ def rebuild_in(conn: Connection) -> RebuildSummary:
         "SELECT games.id, games.game, games.finished_at, seats.bot_id, seats.rank "
         f"FROM games JOIN seats ON seats.game_id = games.id WHERE {_RATED} "
         "ORDER BY games.finished_at, games.id, seats.seat").fetchall()
-    conn.execute(f"DELETE FROM rating_queue WHERE game_id IN {IDS}",
+    conn.execute(f"DELETE FROM rating_queue WHERE game_id IN {conn.dialect.ids()}",
                  (json.dumps(sorted({row[0] for row in rows})),))
     conn.execute("DELETE FROM rating_history")
     conn.execute("DELETE FROM ratings")
@@ -294,7 +295,7 @@ def _has_history(conn: Connection, game_id: int) -> bool:
 
 
 def _load(conn: Connection, bot_ids: Iterable[int]) -> dict[int, BotRating]:
-    rows = conn.execute(f"SELECT * FROM ratings WHERE bot_id IN {IDS}",
+    rows = conn.execute(f"SELECT * FROM ratings WHERE bot_id IN {conn.dialect.ids()}",
                         (json.dumps(sorted(bot_ids)),))
     return {row["bot_id"]: _bot_rating(row) for row in rows}
 

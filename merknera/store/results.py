@@ -13,7 +13,7 @@ from merknera.protocol.excerpt import EXCERPT, excerpt
 from merknera.protocol.strict_json import BadJSONError, loads
 from merknera.ratings import DEFAULT, Rating, bands, rank_key
 from merknera.store import ratings as rating_store
-from merknera.store.db import IDS, Connection, Database, Row
+from merknera.store.db import Connection, Database, Dialect, Row
 from merknera.store.games import GameStatus
 from merknera.work import UNLIMITED, Deadline
 
@@ -178,7 +178,7 @@ def _seats_in(conn: Connection, game_ids: list[int]) -> dict[int, list[dict[str,
     rows = conn.execute(
         "SELECT seats.game_id, seats.seat, seats.bot_id, bots.name, bots.version, bots.protocol, "
         "seats.result, seats.rank, seats.score FROM seats JOIN bots ON bots.id = seats.bot_id "
-        f"WHERE seats.game_id IN {IDS} ORDER BY seats.game_id, seats.seat",
+        f"WHERE seats.game_id IN {conn.dialect.ids()} ORDER BY seats.game_id, seats.seat",
         (json.dumps(game_ids),))
     by_game: dict[int, list[dict[str, Any]]] = {}
     for row in rows:
@@ -271,7 +271,7 @@ def calls_size(conn: Connection, game_id: int, calls_of: frozenset[int] | None,
                after: int = 0, limit: int | None = None, most_chars: int = 0) -> CallsSize:
     """The size of :func:`read_game`'s read of the same calls (``fit``: within
     ``most_chars``), counted by the store without reading the bodies out."""
-    request, reply, params = _bodies_of(calls_of)
+    request, reply, params = _bodies_of(conn.dialect, calls_of)
     calls, fit, chars, last = conn.execute(
         "SELECT count(*), coalesce(sum(CASE WHEN upto <= ? THEN 1 ELSE 0 END), 0), "
         "coalesce(max(upto), 0), coalesce(max(seq), 0) FROM (SELECT seq, "
@@ -297,7 +297,7 @@ def read_game(conn: Connection, game_id: int, calls_of: frozenset[int] | None,
     row = conn.execute("SELECT * FROM games WHERE id = ?", (game_id,)).fetchone()
     if row is None:
         return None
-    request, reply, params = _bodies_of(calls_of)
+    request, reply, params = _bodies_of(conn.dialect, calls_of)
     bounds = _bounds(game_id, after, limit)
     if most_chars is not None and calls_of != frozenset():
         size = calls_size(conn, game_id, calls_of, after, limit, most_chars)
@@ -325,13 +325,14 @@ def _bounds(game_id: int, after: int, limit: int | None) -> list[int]:
     return [game_id, after, 2**62, 2**62 if limit is None else limit]
 
 
-def _bodies_of(calls_of: frozenset[int] | None) -> tuple[str, str, tuple[str, ...]]:
+def _bodies_of(dialect: Dialect,
+               calls_of: frozenset[int] | None) -> tuple[str, str, tuple[str, ...]]:
     """The columns of the bodies read (those of the seats ``calls_of`` only, None: every
     seat's) and their parameters."""
     if calls_of is None:
         return "request", "reply", ()
     shown = json.dumps(sorted(calls_of))
-    request, reply = (f"CASE WHEN seat IN {IDS} THEN {column} END"
+    request, reply = (f"CASE WHEN seat IN {dialect.ids()} THEN {column} END"
                       for column in ("request", "reply"))
     return request, reply, (shown, shown)
 
@@ -363,7 +364,8 @@ async def running_games(db: Database, limit: int = 20) -> list[dict[str, Any]]:
     found = await list_games(db, GameFilter(status="RUNNING", limit=limit))
     if found:
         counts = {row[0]: row[1] for row in await db.fetchall(
-            f"SELECT game_id, MAX(seq) FROM moves WHERE game_id IN {IDS} GROUP BY game_id",
+            f"SELECT game_id, MAX(seq) FROM moves WHERE game_id IN {db.dialect.ids()} "
+            "GROUP BY game_id",
             (json.dumps([game["id"] for game in found]),))}
         for game in found:
             game["moves"] = counts.get(game["id"], 0)

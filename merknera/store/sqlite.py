@@ -39,22 +39,42 @@ process (past the busy timeout), unreadable or unwritable (I/O errors, a file th
 be opened, a full disk)."""
 
 
-def unavailable(exc: BaseException) -> bool:
-    """Whether ``exc`` says that the file cannot be used now, rather than that a statement
-    was wrong (both are ``sqlite3.OperationalError``: the result code tells them apart)."""
-    # An error raised by Python code rather than by SQLite has no result code.
-    code = getattr(exc, "sqlite_errorcode", None) if isinstance(
-        exc, sqlite3.OperationalError) else None
-    return code is not None and code & 0xFF in UNAVAILABLE_CODES
+class SqliteDialect(Dialect):
+    """SQLite's SQL and errors.  One writer runs every write transaction alone, so no row
+    or advisory lock is needed."""
+
+    begin = "BEGIN IMMEDIATE"
+    errors = (sqlite3.Error,)
+
+    def ids(self, param: str = "?") -> str:
+        return f"(SELECT value FROM json_each({param}))"
+
+    def joined(self, expression: str) -> str:
+        return f"group_concat({expression})"
+
+    def unavailable(self, exc: BaseException) -> bool:
+        """Whether ``exc`` says that the file cannot be used now, rather than that a
+        statement was wrong (both are ``sqlite3.OperationalError``: the result code tells
+        them apart)."""
+        # An error raised by Python code rather than by SQLite has no result code.
+        code = getattr(exc, "sqlite_errorcode", None) if isinstance(
+            exc, sqlite3.OperationalError) else None
+        return code is not None and code & 0xFF in UNAVAILABLE_CODES
 
 
-SQLITE = Dialect(begin="BEGIN IMMEDIATE", errors=(sqlite3.Error,), unavailable=unavailable)
+SQLITE = SqliteDialect()
+
+
+class SqliteConnection(sqlite3.Connection):
+    """A ``sqlite3`` connection that names its :class:`~.db.Dialect`."""
+
+    dialect: Dialect = SQLITE
 
 
 class SqliteLink(Link):
     """A ``sqlite3`` connection on a thread of its own (:class:`~.db.Link`)."""
 
-    def __init__(self, conn: sqlite3.Connection, thread: ThreadPoolExecutor) -> None:
+    def __init__(self, conn: SqliteConnection, thread: ThreadPoolExecutor) -> None:
         super().__init__(thread)
         self.conn = conn
 
@@ -75,9 +95,9 @@ class SqliteLink(Link):
         self.conn.close()
 
 
-def _connect(path: str) -> sqlite3.Connection:
+def _connect(path: str) -> SqliteConnection:
     # isolation_level None = autocommit: the store issues BEGIN itself.
-    conn = sqlite3.connect(path, isolation_level=None, timeout=30.0)
+    conn = sqlite3.connect(path, isolation_level=None, timeout=30.0, factory=SqliteConnection)
     conn.row_factory = sqlite3.Row
     # Migration 006 fills the name keys of the bots stored before it, and clears their
     # fault messages, with these.
