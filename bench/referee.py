@@ -3,7 +3,7 @@
 Runs instantly-answering bots in a second process (bench/fastbot.py) on loopback, then:
 
 1. **bare, aiohttp**: NextMove calls from one plain aiohttp client session to those bots,
-   ``--concurrency`` at a time: the yardstick issue 15 set its targets against;
+   ``--concurrency`` at a time: the yardstick the targets are set against;
 2. **bare, BotClient**: the same calls through the platform's own client
    (merknera/http1/, leaner than aiohttp's): the limit of this machine with it, which is
    the bots' process (aiohttp's server) once the client costs less than it;
@@ -11,7 +11,7 @@ Runs instantly-answering bots in a second process (bench/fastbot.py) on loopback
    runners) playing ``--games`` tic-tac-toe games among the bots, ``--concurrency`` at once;
 
 and prints the rates in calls (moves) per second and the platform's ratio to each bare
-rate.  Targets (issue 15, against the aiohttp yardstick): >= 0.55, and at most 0.3 ms of
+rate.  Targets (against the aiohttp yardstick): >= 0.55, and at most 0.3 ms of
 the platform's CPU per move.
 
 With ``--registration`` it also measures the platform as a new user meets it: ``merknera
@@ -92,7 +92,7 @@ async def bare_rate(config: Config, urls: list[str], calls: int,
 
 async def aiohttp_rate(urls: list[str], calls: int, concurrency: int) -> float:
     """NextMove calls per second from one plain aiohttp client session, ``concurrency`` in
-    flight: the yardstick issue 15 measured the platform against."""
+    flight: the yardstick the platform is measured against."""
     async with aiohttp.ClientSession() as session:
         async def call(url: str) -> None:
             async with session.post(url, json={"jsonrpc": "2.0", "method": "TicTacToe.NextMove",
@@ -286,7 +286,7 @@ async def main() -> None:
     print(f"bots: {args.bots} in one process; games: {args.games}; "
           f"concurrency: {args.concurrency}; medians of {args.rounds} rounds")
     print(f"bare JSON-RPC calls, one aiohttp client: {yardstick:8.0f} calls/s  "
-          "(the yardstick of issue 15's targets)")
+          "(the yardstick of the targets)")
     print(f"bare JSON-RPC calls over BotClient:     {bare:8.0f} calls/s  "
           f"({bare_cpu * 1e6:.0f} us CPU per call in this process)")
     print(f"platform, refereed and stored:          {rate:8.0f} moves/s  ({moves} moves; "

@@ -2,7 +2,7 @@
 
 An attacker who makes one thing fail thousands of times a second (accepting connections
 with no descriptors left, say) would otherwise make the platform write a traceback for
-each: 19 MB in 14 s was measured.  :class:`RepeatFilter` lets the first few lines of each
+each, megabytes a second.  :class:`RepeatFilter` lets the first few lines of each
 kind through in every window and counts the rest, and the next line of that kind to pass
 says how many were held back.
 """

@@ -1,6 +1,6 @@
 """The event loop of ``merknera serve``: uvloop where it is installed (a dependency wherever
-it is built), which spends less CPU per loop iteration than asyncio's own
-(bench/referee.py); asyncio's own loop elsewhere.  The platform
+it is built), which spends less CPU per loop iteration than asyncio's own; asyncio's own
+loop elsewhere.  The platform
 works on both: the tests run in-process on asyncio's loop, the platform processes of the
 end-to-end tests on this one, and the bot client's wire (whose transports the two loops make
 differently) is tested on both (tests/http1).

@@ -86,7 +86,7 @@ def _unique_members(pairs: list[tuple[str, JSON]]) -> dict[str, JSON]:
 
 
 # Made once: json.loads and json.dumps with options build a new decoder or encoder per
-# call, a measurable share of a move's round trip (bench/referee.py).
+# call, a measurable share of a move's round trip.
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite,
                             parse_int=_integer)
 _PAIRS_DECODER = json.JSONDecoder(object_pairs_hook=_unique_members)

@@ -22,8 +22,8 @@ Entry = tuple[Seat, CallResult | None, Verdict]
 
 IN_FLIGHT = 2
 """Writes of one game that may be uncommitted while it goes on.  With one, each move waited
-for the one before it to commit, and under load a commit takes longer than a bot's answer
-(1.5 ms against under 1, bench/referee.py): the writer, not the bots, set the pace.  A game
+for the one before it to commit, and under load a commit takes longer than a bot's answer:
+the writer, not the bots, set the pace.  A game
 finished elsewhere (or, on PostgreSQL, whose lease another node took) is noticed a move
 later: its rows are refused all the same, and the move asked meanwhile is asked again by
 whoever plays the game."""

@@ -3,8 +3,8 @@ on a file beside it (``<db>.node-lock``) while it runs, and a second one is refu
 start-up.
 
 Two processes serving one file each run every unfinished game, schedule the ladder and
-ping every bot: measured, three of them on one file (one killed midway) with nine
-well-behaved bots ended 22 of 72 games ABORTED and disabled bots for "faults of their own".
+ping every bot: they abort each other's games and disable well-behaved bots for "faults of
+their own".
 The lock is ``flock`` on a file of its own (SQLite locks the database with ``fcntl``, which
 ``flock`` would meet on NFS); the kernel lets it go when the process ends, however it ends,
 so a node killed by SIGKILL leaves nothing to clean up.  The command-line tools (``merknera

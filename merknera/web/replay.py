@@ -467,9 +467,9 @@ def encode(header: GameHeader, rows: list[Row],
 
 
 def _dumps(body: JSON) -> bytes:
-    """Compact UTF-8 JSON: orjson's, about a tenth of json's time on a long game's replay
-    (10-13 ms of its 100), the same document; json's for what orjson refuses (an integer
-    past 64 bits in some game's view)."""
+    """Compact UTF-8 JSON: orjson's, a fraction of json's time on a long game's replay, the
+    same document; json's for what orjson refuses (an integer past 64 bits in some game's
+    view)."""
     try:
         # A copy of orjson's bytes: its buffer has room to spare (kilobytes for a frame of a
         # few hundred bytes), which a frame kept for the game's life would hold on to.

@@ -1,4 +1,4 @@
-"""The OpenAPI documents tell the truth (issue 16): schemathesis, with every check and in
+"""The OpenAPI documents tell the truth: schemathesis, with every check and in
 every phase (examples, coverage, fuzzing, and stateful sequences that follow the documents'
 links from lists to details), against a real ``merknera serve`` with real games in its
 store, played by reference bots in processes of their own: the results API's document, and

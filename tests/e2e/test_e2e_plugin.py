@@ -1,4 +1,4 @@
-"""A game added without forking (issue 17): the worked example, Connect Four as a
+"""A game added without forking: the worked example, Connect Four as a
 distribution of its own (``tests/plugin_example``), built and installed by pip into a
 temporary virtual environment beside the platform, passes its own tests (which run the
 platform's public conformance check) and mypy --strict there, and is then played end to
