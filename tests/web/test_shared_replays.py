@@ -335,7 +335,9 @@ async def test_work_the_platform_cannot_take_on_now_is_refused_with_retry_after(
     finally:
         await blocked.release()
 
-    # One client may have only its share of such work under way: the next is 429.
+    # One client may have only its share of such work under way: the next is 429.  Those
+    # under way wait for a worker as long as the test may take.
+    work.wait_limit = PATIENCE
     blocked = Blocked(served)
     await blocked.take(work.workers)
     waiting = [asyncio.create_task(served.get(base, owner)) for _ in range(work.per_client)]
