@@ -26,6 +26,7 @@ from aiohttp import web
 
 import merknera
 from merknera.games import JSON, REGISTRY, AnyGame, JSONObject
+from merknera.web.params import accepts_gzip
 
 MANIFEST = "manifest.json"
 CONTENT_TYPES = {".json": "application/json", ".txt": "text/plain; charset=utf-8"}
@@ -208,7 +209,7 @@ class AssetStore:
         body = self._contents[found.path]
         if found.size > 1024:
             headers["Vary"] = "Accept-Encoding"
-            if _accepts_gzip(request.headers.get("Accept-Encoding", "")):
+            if accepts_gzip(request):
                 headers["Content-Encoding"] = "gzip"
                 body = await self._gzip(found.path)
         return web.Response(body=body, headers=headers,
@@ -222,21 +223,6 @@ class AssetStore:
             task = self._gzipped[path] = asyncio.ensure_future(asyncio.to_thread(
                 gzip.compress, self._contents[path], 6, mtime=0))
         return await asyncio.shield(task)
-
-
-def _accepts_gzip(accept_encoding: str) -> bool:
-    """Whether an Accept-Encoding header accepts gzip (named, or ``*``, without q=0)."""
-    for item in accept_encoding.lower().split(","):
-        coding, _, parameter = item.partition(";")
-        if coding.strip() in ("gzip", "x-gzip", "*"):
-            name, _, quality = parameter.partition("=")
-            if name.strip() != "q":
-                return True
-            try:
-                return float(quality) > 0
-            except ValueError:
-                return False
-    return False
 
 
 def _matches(if_none_match: str, sha1: str) -> bool:

@@ -22,9 +22,11 @@ right-to-left override that shows the name backwards.  So:
 
 from __future__ import annotations
 
+import enum
 import functools
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 _REFUSED_CATEGORIES = {
@@ -218,6 +220,40 @@ class Claim:
             raise NameRefusedError(f"A guest's secret is {SHORTEST_SECRET} to {LONGEST_SECRET} "
                                    f"characters long, not {len(secret)}")
         return Claim(name.strip(), secret)
+
+
+class ClaimFieldError(ValueError):
+    """A request's ``name`` or ``secret`` that is not what a claim is made of, and why."""
+
+
+class Unnamed(enum.Enum):
+    """What a request that gives no ``name`` is, as each gateway's document says."""
+
+    REFUSED = "refused"
+    """No claim: a name must be given (a hexagons player's join)."""
+    LEFT_OUT = "left out"
+    """Anonymous when the name is left out; null is no name (the play API)."""
+    LEFT_OUT_OR_NULL = "left out or null"
+    """Anonymous when the name is left out or null (a Kalaha board)."""
+
+
+def read_claim(fields: Mapping[str, object], unnamed: Unnamed) -> Claim:
+    """The claim of a request's ``name`` and ``secret`` fields (the name's own secret,
+    :func:`merknera.gateways.guests.guest`), as given: anonymous when there is no name, as
+    ``unnamed`` says.
+
+    :raises ClaimFieldError: for a name that is not a non-empty string, or a secret that is
+        not a string.
+    """
+    name, secret = fields.get("name"), fields.get("secret")
+    anonymous = unnamed is not Unnamed.REFUSED and (
+        "name" not in fields or (name is None and unnamed is Unnamed.LEFT_OUT_OR_NULL))
+    if not anonymous and (not isinstance(name, str) or not name.strip()):
+        raise ClaimFieldError("name must be a non-empty string" + (
+            "" if unnamed is Unnamed.REFUSED else ", or left out to play anonymously"))
+    if secret is not None and not isinstance(secret, str):
+        raise ClaimFieldError("secret must be a string (the name's)")
+    return Claim(name if isinstance(name, str) and not anonymous else None, secret)
 
 
 ANONYMOUS = "anonymous"

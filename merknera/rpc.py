@@ -21,6 +21,7 @@ from aiohttp import web
 from merknera.games import JSON, JSONObject
 from merknera.guard import BodyError, Caller, Guard, RateLimitedError
 from merknera.protocol import jsonrpc, strict_json
+from merknera.refused import retry_after_header
 from merknera.scheduler.registration import Registrar, RegistrationError, RegistrationRequest
 from merknera.store.db import StoreUnavailableError
 
@@ -84,7 +85,7 @@ class RpcService:
         except StoreUnavailableError as exc:  # an outage: ask again later
             reply = jsonrpc.error_reply(call.dialect, call.id, jsonrpc.RpcError(
                 jsonrpc.INTERNAL_ERROR, exc.for_clients))
-            return _reply(reply, 503, {"Retry-After": str(exc.retry_after)},
+            return _reply(reply, 503, {"Retry-After": retry_after_header(exc.retry_after)},
                           empty=call.is_notification)
         except Exception:
             log.exception("/rpc %s failed", call.method)

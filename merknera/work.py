@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -35,6 +34,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
 from typing import Any, TypeVar
 
+from merknera.refused import RefusedError
 from merknera.threads import as_helper
 
 T = TypeVar("T")
@@ -62,20 +62,13 @@ YIELD_EVERY = 0.0005
 GIL (:class:`Deadline`)."""
 
 
-class BusyError(Exception):
+class BusyError(RefusedError):
     """Work refused: its client holds its share of places (429), or the platform has as
-    much such work as it may, or a turn did not come in time (503)."""
+    much such work as it may, or a turn did not come in time (503); the client is told to
+    ask again after :data:`RETRY_AFTER` seconds."""
 
-    def __init__(self, status: int, message: str, retry_after: float = RETRY_AFTER) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.retry_after = retry_after
-
-    @property
-    def retry_after_header(self) -> str:
-        """``Retry-After``: whole seconds, at least 1."""
-        return str(max(1, math.ceil(self.retry_after)))
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(status, message, RETRY_AFTER)
 
 
 class TimeLimitError(Exception):

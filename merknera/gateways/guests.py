@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from merknera.gateways.refused import RefusedError
 from merknera.names import (
     ANONYMOUS,
     CLAIM_SEPARATOR,
@@ -27,6 +26,7 @@ from merknera.names import (
 )
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.protocol.signing import new_secret, same_secret, sha256_hex
+from merknera.refused import RefusedError
 from merknera.scheduler.arena import Arena
 from merknera.store import Database, bots, competition, logs, now, users
 from merknera.store.bots import Bot, BotMetadata, BotStatus
@@ -69,6 +69,13 @@ class Guest:
     new_secret: str | None = None
     """The secret made for a name played for the first time without one: the player is
     told it once (only its hash is kept), and needs it to play under the name again."""
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The headers that tell the player :attr:`new_secret` (none without one), with
+        whatever answer follows: the name is bound to it whether or not the game the
+        player asked for begins."""
+        return {} if self.new_secret is None else {SECRET_HEADER: self.new_secret}
 
 
 async def guest(arena: Arena, claim: Claim, game: str,
@@ -162,10 +169,9 @@ async def guest(arena: Arena, claim: Claim, game: str,
 
 
 def telling(refusal: RefusedError, player: Guest) -> RefusedError:
-    """``refusal``, telling the player the secret made for its name if one was: the name is
-    bound to it whether or not the game the player asked for begins."""
-    if player.new_secret is not None:
-        refusal.headers[SECRET_HEADER] = player.new_secret
+    """``refusal``, telling the player the secret made for its name if one was
+    (:attr:`Guest.headers`)."""
+    refusal.headers.update(player.headers)
     return refusal
 
 

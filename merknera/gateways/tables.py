@@ -30,11 +30,11 @@ from merknera.gateways.guests import (
     guest,
     is_anonymous,
 )
-from merknera.gateways.refused import RefusedError
 from merknera.guard.clients import network_key
 from merknera.guard.holdings import FullError, Holdings
 from merknera.guard.throttle import AuthThrottle, Buckets, RateLimitedError
 from merknera.names import Claim
+from merknera.refused import RefusedError
 from merknera.scheduler.core import Scheduler
 from merknera.scheduler.play import ReplayError, replay
 from merknera.seats.polled import PolledSeat, PolledTransport
@@ -42,7 +42,7 @@ from merknera.store import bots, competition, games, logs
 from merknera.store.bots import Bot
 from merknera.store.db import Connection, StoreUnavailableError
 from merknera.store.games import GameRecord, GameStatus
-from merknera.work import UNLIMITED, BusyError, Deadline, Place, Work
+from merknera.work import UNLIMITED, Deadline, Place, Work
 
 log = logging.getLogger(__name__)
 
@@ -226,31 +226,25 @@ class Tables:
         in the place of the caller that asked first, which it keeps until it is made (even
         should that caller stop waiting); the others wait in places of their own.
 
-        :raises RefusedError: when the caller may have no place (429, 503), or ``make``
-            was refused its turns (503).
+        :raises BusyError: (a :class:`~merknera.refused.RefusedError`) when the caller
+            may have no place (429, 503), or ``make`` was refused its turns (503).
         """
-        try:
-            place = self._work.place(client)
-        except BusyError as exc:
-            raise RefusedError(exc.status, exc.message, exc.retry_after) from None
+        place = self._work.place(client)
         found: T
-        try:
-            pending = self._making.get(key)
-            if pending is not None:
-                async with place:
-                    found = await asyncio.shield(pending)
-                return found
-
-            async def owned() -> T:
-                async with place:
-                    return await make(place)
-
-            pending = self._making[key] = asyncio.ensure_future(owned())
-            pending.add_done_callback(lambda done: self._made(key, done))
-            found = await asyncio.shield(pending)
+        pending = self._making.get(key)
+        if pending is not None:
+            async with place:
+                found = await asyncio.shield(pending)
             return found
-        except BusyError as exc:
-            raise RefusedError(exc.status, exc.message, exc.retry_after) from None
+
+        async def owned() -> T:
+            async with place:
+                return await make(place)
+
+        pending = self._making[key] = asyncio.ensure_future(owned())
+        pending.add_done_callback(lambda done: self._made(key, done))
+        found = await asyncio.shield(pending)
+        return found
 
     def _made(self, key: Hashable, done: asyncio.Future[Any]) -> None:
         del self._making[key]

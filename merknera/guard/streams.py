@@ -1,5 +1,5 @@
 """A live stream's place (server-sent events, the hexagons observers' stream): what ends
-it, and how it sends.
+it, and how it sends; and how any long answer is written (:func:`in_time`).
 
 Every live stream of every listener holds a place among :attr:`merknera.guard.Guard.
 streams` while it runs (:meth:`merknera.guard.Guard.stream`).  It must end when its place
@@ -13,12 +13,17 @@ timeout.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from aiohttp import web
 
 T = TypeVar("T")
+
+PIECE = 256 * 1024
+"""Bytes written at once to a client of a long answer or a live stream, each write within
+the send timeout (``stream_send_timeout``)."""
 
 
 class StreamEndedError(ConnectionResetError):
@@ -79,32 +84,34 @@ class Stream:
         """
         if self.done():
             raise StreamEndedError(self._why())
-        try:
-            async with asyncio.timeout(self._send_timeout):
-                await response.write(data)
-        except TimeoutError:
-            self._cut_off()
-            raise StreamEndedError("the client does not read its stream") from None
+        await in_time(response.write(data), self._send_timeout, self._transport)
 
     async def end(self, response: web.StreamResponse) -> None:
         """End the response (its last chunk) within the send timeout, which aiohttp would
         otherwise wait for as long as the client does not read; the connection is reset if
         the client does not take it in time.  Nothing to do if the client has gone."""
-        try:
-            async with asyncio.timeout(self._send_timeout):
-                await response.write_eof()
-        except TimeoutError:
-            self._cut_off()
-        except ConnectionResetError:
-            pass
-
-    def _cut_off(self) -> None:
-        """Reset the connection: what is queued for the client is dropped, the connection's
-        place is free (``connection_lost``), and a write waiting for it fails."""
-        if self._transport is not None:
-            self._transport.abort()
+        with contextlib.suppress(ConnectionResetError):
+            await in_time(response.write_eof(), self._send_timeout, self._transport)
 
     def _why(self) -> str:
         if self.turned_out:
             return "the stream's place went to another client"
         return "the client has gone"
+
+
+async def in_time(write: Awaitable[None], seconds: float,
+                  transport: asyncio.Transport | None) -> None:
+    """``write`` (of a response to its client) done within ``seconds``; if the client does
+    not take it in time, its connection is reset: what is queued for it is dropped, the
+    connection's place is free (``connection_lost``), and a write waiting for it fails.
+
+    :raises StreamEndedError: when the client did not take it in time;
+        :class:`ConnectionResetError` when it has gone.
+    """
+    try:
+        async with asyncio.timeout(seconds):
+            await write
+    except TimeoutError:
+        if transport is not None:
+            transport.abort()
+        raise StreamEndedError("the client does not read what it is sent") from None

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
+
+from merknera.refused import retry_after_header
 
 T = TypeVar("T")
 
@@ -28,8 +29,8 @@ class RateLimitedError(Exception):
 
     @property
     def retry_after_header(self) -> str:
-        """The ``Retry-After`` value: whole seconds, at least 1."""
-        return str(max(1, math.ceil(self.retry_after)))
+        """The ``Retry-After`` value (:func:`~merknera.refused.retry_after_header`)."""
+        return retry_after_header(self.retry_after)
 
 
 @dataclass

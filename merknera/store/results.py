@@ -214,11 +214,6 @@ class StoredGame:
         """Whether the game is not finished yet."""
         return bool(self.row["status"] != GameStatus.FINISHED.value)
 
-    @property
-    def body_chars(self) -> int:
-        """Characters of the calls' bodies read."""
-        return sum(len(m["request"] or "") + len(m["reply"] or "") for m in self.move_rows)
-
     def shows_calls_of(self, seat: int) -> bool:
         """Whether the bodies of the calls of ``seat`` were read."""
         return self.calls_of is None or seat in self.calls_of
@@ -261,14 +256,22 @@ class CallsSize:
 
     calls: int
     chars: int
+    most_chars: int
+    """The characters of bodies one answer may carry."""
     fit: int
-    """Of the calls, how many come first within the characters asked for."""
+    """Of the calls, how many come first within :attr:`most_chars`."""
     last: int
     """The last call's move number (0: none)."""
 
+    @property
+    def too_long(self) -> bool:
+        """Whether the bodies of more than one call are to be read and come to more than
+        :attr:`most_chars` characters."""
+        return self.calls > 1 and self.chars > self.most_chars
+
 
 def calls_size(conn: Connection, game_id: int, calls_of: frozenset[int] | None,
-               after: int = 0, limit: int | None = None, most_chars: int = 0) -> CallsSize:
+               most_chars: int, after: int = 0, limit: int | None = None) -> CallsSize:
     """The size of :func:`read_game`'s read of the same calls (``fit``: within
     ``most_chars``), counted by the store without reading the bodies out."""
     request, reply, params = _bodies_of(conn.dialect, calls_of)
@@ -279,35 +282,34 @@ def calls_size(conn: Connection, game_id: int, calls_of: frozenset[int] | None,
         f"(SELECT seq, coalesce(length({request}), 0) + coalesce(length({reply}), 0) "
         f"AS chars {_CALLS}) AS calls) AS sized",
         (most_chars, *params, *_bounds(game_id, after, limit))).fetchone()
-    return CallsSize(int(calls), int(chars), int(fit), int(last))
+    return CallsSize(int(calls), int(chars), most_chars, int(fit), int(last))
 
 
 def read_game(conn: Connection, game_id: int, calls_of: frozenset[int] | None,
               after: int = 0, limit: int | None = None,
-              most_chars: int | None = None) -> StoredGame | None:
+              size: CallsSize | None = None) -> StoredGame | None:
     """A game with its seats and its move log after move ``after`` (at most ``limit``
     calls), reading the calls' bodies (``request``, ``reply``) of the seats ``calls_of``
     only (None: of every seat), and of faulty replies only their first
     :data:`~merknera.protocol.excerpt.EXCERPT` characters and one; None if there is no
-    such game.
+    such game.  ``size``: the same calls as :func:`calls_size` counted them, and the
+    calls read are those counted, whatever was stored since.
 
-    :raises BodiesTooLongError: when the bodies of more than one call are read and come
-        to more than ``most_chars`` characters (counted by the store before they are read).
+    :raises BodiesTooLongError: when ``size`` is :attr:`~CallsSize.too_long`.
     """
     row = conn.execute("SELECT * FROM games WHERE id = ?", (game_id,)).fetchone()
     if row is None:
         return None
     request, reply, params = _bodies_of(conn.dialect, calls_of)
     bounds = _bounds(game_id, after, limit)
-    if most_chars is not None and calls_of != frozenset():
-        size = calls_size(conn, game_id, calls_of, after, limit, most_chars)
-        if size.calls > 1 and size.chars > most_chars:
+    if size is not None:
+        if size.too_long:
             raise BodiesTooLongError(
                 f"the {size.calls} calls of game {game_id} after move {after} asked for "
-                f"carry {size.chars:,} characters of bodies, more than the {most_chars:,} "
-                f"one answer may carry: ask for {max(1, size.fit)} at a time (limit), then "
-                "those after them (after)")
-        bounds[2] = size.last  # the calls counted, whatever was stored since
+                f"carry {size.chars:,} characters of bodies, more than the "
+                f"{size.most_chars:,} one answer may carry: ask for {max(1, size.fit)} at a "
+                "time (limit), then those after them (after)")
+        bounds[2] = size.last
     moves = list(conn.execute(
         f"SELECT seq, seat, move, {request} AS request, {reply} AS reply, "
         "CASE WHEN fault IS NOT NULL THEN substr(reply, 1, ?) END AS reply_head, "

@@ -6,7 +6,7 @@ Bad query values get 400 and unknown ids 404, each with ``{"error": "<what was w
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
@@ -17,6 +17,7 @@ from aiohttp import web
 
 from merknera.games import REGISTRY, AnyGame
 from merknera.guard import GUARD_KEY
+from merknera.guard.streams import PIECE, in_time
 from merknera.store import Database, logs, stats, users
 from merknera.store import bots as bot_store
 from merknera.store import tournaments as tournament_store
@@ -35,7 +36,7 @@ from merknera.store.results import (
 )
 from merknera.web import replay, views
 from merknera.web.admin import OPS_KEY, is_admin_token
-from merknera.web.params import bearer_token, whole_number
+from merknera.web.params import accepts_gzip, bearer_token, whole_number
 from merknera.web.query import FLAG, ChoiceParam, IntParam, error_text
 from merknera.web.replays import Replays, RunningFullError
 from merknera.work import UNLIMITED, BusyError, Deadline, TimeLimitError, Work
@@ -209,11 +210,12 @@ async def game_detail(request: web.Request) -> web.StreamResponse:
         owners = await seat_owners(db, game_id)
         calls_of = frozenset(seat for seat, owner in owners.items()
                              if viewer.sees_calls_of(owner))
-    read = functools.partial(read_game, game_id=game_id, calls_of=calls_of, after=after,
-                             limit=limit, most_chars=ANSWER_BODY_CHARS)
     try:
         size = None if calls_of == frozenset() else await db.read(functools.partial(
-            calls_size, game_id=game_id, calls_of=calls_of, after=after, limit=limit))
+            calls_size, game_id=game_id, calls_of=calls_of, most_chars=ANSWER_BODY_CHARS,
+            after=after, limit=limit))
+        read = functools.partial(read_game, game_id=game_id, calls_of=calls_of, after=after,
+                                 limit=limit, size=size)
         if size is None or (size.calls <= INLINE_CALLS and size.chars <= INLINE_BODY_CHARS):
             stored = await db.read(read)  # no bodies, or short ones: a short read
             if stored is None:
@@ -252,14 +254,12 @@ answer that is larger, or has more calls, is made by a worker."""
 ANSWER_BODY_CHARS = 4 * 1024 * 1024
 """Characters of the calls' bodies one answer may carry (every call of a 9x9 Hexagons game,
 requests and replies, or 64 of the longest replies a bot may send)."""
-PIECE = 256 * 1024
-"""Bytes of a long answer written at once (each within the send timeout)."""
 
 
 def _game_json(stored: StoredGame, admin: bool, deadline: Deadline) -> list[bytes]:
-    """The game as JSON, in pieces of about :data:`PIECE` bytes, hiding from others what
-    only the bots' owners (and the admin) may see (CPU work for a long game: done by a
-    worker)."""
+    """The game as JSON, in pieces of at most :data:`~merknera.guard.streams.PIECE` bytes
+    (but for a single call longer than that), hiding from others what only the bots'
+    owners (and the admin) may see (CPU work for a long game: done by a worker)."""
     game = stored.summary()
     if stored.running and not admin:
         game["seed"] = None  # it gives the dice and the tile bag to come
@@ -268,26 +268,35 @@ def _game_json(stored: StoredGame, admin: bool, deadline: Deadline) -> list[byte
     head = json.dumps(game)
     pieces: list[bytes] = []
     piece = [head[:-len("[]}")] + "["]
-    size = 0
+    size = len(piece[0])  # characters: bytes too (json.dumps writes ASCII)
     for number, move in enumerate(stored.moves(deadline)):
         if stored.running and not stored.shows_calls_of(move["seat"]):
             _hide_secrets(game["game"], move)
-        piece.append((", " if number else "") + json.dumps(move))
-        size += len(piece[-1])
-        if size >= PIECE:
+        part = (", " if number else "") + json.dumps(move)
+        if piece and size + len(part) > PIECE:
             pieces.append("".join(piece).encode("utf-8"))
             piece, size = [], 0
+        piece.append(part)
+        size += len(part)
     piece.append("]}")
     pieces.append("".join(piece).encode("utf-8"))
     return pieces
 
 
-async def send(request: web.Request, pieces: Sequence[bytes], charset: str | None = None,
-               headers: Mapping[str, str] | None = None) -> web.StreamResponse:
-    """An answer of JSON made of ``pieces``: at once when short, else written about
-    :data:`PIECE` bytes at a time, each within the send timeout
-    (``stream_send_timeout``): a client that does not take its answer has its connection
-    reset, so that what is queued for it goes with it."""
+def _in_pieces(data: bytes) -> list[memoryview]:
+    """``data`` cut into pieces of :data:`~merknera.guard.streams.PIECE` bytes for
+    :func:`send` (views of it: nothing is copied)."""
+    view = memoryview(data)
+    return [view[at:at + PIECE] for at in range(0, len(view), PIECE)]
+
+
+async def send(request: web.Request, pieces: Sequence[bytes | memoryview],
+               charset: str | None = None, headers: Mapping[str, str] | None = None
+               ) -> web.StreamResponse:
+    """An answer of JSON made of ``pieces``: at once when short, else a piece at a time,
+    each within the send timeout (:func:`~merknera.guard.streams.in_time`): a client that
+    does not take its answer has its connection reset, so that what is queued for it goes
+    with it."""
     size = sum(len(piece) for piece in pieces)
     if size <= PIECE:
         return web.Response(body=b"".join(pieces), content_type="application/json",
@@ -301,17 +310,9 @@ async def send(request: web.Request, pieces: Sequence[bytes], charset: str | Non
     if request.method == "HEAD":
         return response
     timeout = request.app[GUARD_KEY].config.stream_send_timeout
-    try:
+    with contextlib.suppress(ConnectionResetError):  # the client has gone, or was cut off
         for piece in pieces:
-            view = memoryview(piece)
-            for at in range(0, len(view), PIECE):
-                async with asyncio.timeout(timeout):
-                    await response.write(view[at:at + PIECE])
-    except TimeoutError:
-        if request.transport is not None:
-            request.transport.abort()
-    except ConnectionResetError:
-        pass  # the client has gone
+            await in_time(response.write(piece), timeout, request.transport)
     return response
 
 
@@ -325,7 +326,7 @@ def busy(exc: BusyError) -> web.HTTPException:
     ``Retry-After``."""
     kind = web.HTTPTooManyRequests if exc.status == 429 else web.HTTPServiceUnavailable
     return kind(text=error_text(exc.message), content_type="application/json",
-                headers={"Retry-After": exc.retry_after_header})
+                headers=exc.answer_headers())
 
 
 def _hide_secrets(mnemonic: str, move: dict[str, Any]) -> None:
@@ -411,10 +412,10 @@ async def game_replay(request: web.Request) -> web.StreamResponse:
 
 async def _send_replay(request: web.Request, encoded: replay.EncodedReplay
                        ) -> web.StreamResponse:
-    if "gzip" in request.headers.get("Accept-Encoding", ""):
-        return await send(request, [encoded.gzipped],
+    if accepts_gzip(request):
+        return await send(request, _in_pieces(encoded.gzipped),
                           headers={"Content-Encoding": "gzip", "Vary": "Accept-Encoding"})
-    return await send(request, [encoded.plain], headers={"Vary": "Accept-Encoding"})
+    return await send(request, _in_pieces(encoded.plain), headers={"Vary": "Accept-Encoding"})
 
 
 def still_building() -> web.HTTPServiceUnavailable:

@@ -1,4 +1,5 @@
-"""Reading ids, numbers and tokens from requests, for the API and the pages alike."""
+"""Reading ids, numbers, tokens and the encodings accepted from requests, for the API and
+the pages alike."""
 
 from __future__ import annotations
 
@@ -17,6 +18,22 @@ def whole_number(raw: str) -> int | None:
     if raw.isascii() and raw.isdigit() and len(raw) <= MAX_DIGITS:
         return int(raw)
     return None
+
+
+def accepts_gzip(request: web.BaseRequest) -> bool:
+    """Whether the request's ``Accept-Encoding`` accepts gzip (named, or ``*``, without
+    ``q=0``)."""
+    for item in request.headers.get("Accept-Encoding", "").lower().split(","):
+        coding, _, parameter = item.partition(";")
+        if coding.strip() in ("gzip", "x-gzip", "*"):
+            name, _, quality = parameter.partition("=")
+            if name.strip() != "q":
+                return True
+            try:
+                return float(quality) > 0
+            except ValueError:
+                return False
+    return False
 
 
 def bearer_token(request: web.BaseRequest) -> str:

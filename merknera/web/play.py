@@ -46,20 +46,26 @@ from yarl import URL
 from merknera.config import Config
 from merknera.games import CHANCE, JSON, REGISTRY, AnyGame, JSONObject, MoveError, Seat
 from merknera.gateways.guests import (
-    SECRET_HEADER,
     GuestNameTakenError,
     GuestRefusedError,
     GuestThrottledError,
     is_anonymous,
     telling,
 )
-from merknera.gateways.refused import RefusedError
 from merknera.gateways.tables import Table, Tables
 from merknera.guard import GUARD_KEY, BodyError
 from merknera.guard.clients import requested_host
-from merknera.names import LONGEST_NAME, LONGEST_SECRET, SHORTEST_SECRET, Claim
+from merknera.names import (
+    LONGEST_NAME,
+    LONGEST_SECRET,
+    SHORTEST_SECRET,
+    ClaimFieldError,
+    Unnamed,
+    read_claim,
+)
 from merknera.protocol import strict_json
 from merknera.protocol.bot_protocols import BotProtocol
+from merknera.refused import RefusedError
 from merknera.seats.polled import PolledSeat
 from merknera.store.results import game_summary
 from merknera.web.params import json_integer
@@ -209,17 +215,14 @@ async def start(request: web.Request) -> web.Response:
     tables = _tables(request)
     body = await _body(request)
     game = _game(tables, body.get("game"))
-    opponent, name = json_integer(body.get("opponent")), body.get("name")
+    opponent = json_integer(body.get("opponent"))
     chosen = json_integer(body.get("seat", 0))
     if opponent is None:
         raise _Refusal(400, "opponent must be a bot's id (an integer)")
-    if "name" in body and (not isinstance(name, str) or not name.strip()):
-        raise _Refusal(400, "name must be a non-empty string, or left out to play "
-                            "anonymously")
-    name = name if isinstance(name, str) else None
-    secret = body.get("secret")
-    if secret is not None and not isinstance(secret, str):
-        raise _Refusal(400, "secret must be a string (the name's)")
+    try:
+        claim = read_claim(body, Unnamed.LEFT_OUT)
+    except ClaimFieldError as exc:
+        raise _Refusal(400, str(exc)) from None
     if chosen not in (0, 1):
         raise _Refusal(400, "seat must be 0 (you move first) or 1 (the bot moves first)")
     seat: Seat = 0 if chosen == 0 else 1
@@ -230,7 +233,7 @@ async def start(request: web.Request) -> web.Response:
     client = request.app[GUARD_KEY].client(request)
     try:
         tables.room_for(client)  # before a guest is made for the request
-        player = await tables.guest(Claim(name, secret), game.mnemonic, client)
+        player = await tables.guest(claim, game.mnemonic, client)
     except RefusedError as exc:
         raise _refused(exc) from None
     except GuestThrottledError as exc:
@@ -253,8 +256,7 @@ async def start(request: web.Request) -> web.Response:
     started = await _view(tables, game, table, seat, token)
     # Told once: only its hash is kept (see merknera.gateways.guests.guest).
     started["secret"] = player.new_secret
-    headers = None if player.new_secret is None else {SECRET_HEADER: player.new_secret}
-    return web.json_response(started, status=201, headers=headers)
+    return web.json_response(started, status=201, headers=player.headers)
 
 
 @routes.get("/api/play/kalaha/{board}")

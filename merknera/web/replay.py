@@ -114,10 +114,9 @@ class Replayer:
     rows make no frames.
     """
 
-    def __init__(self, header: GameHeader, reveal: bool, states: States = States.DELTA) -> None:
+    def __init__(self, header: GameHeader, reveal: bool) -> None:
         self.header = header
         self.reveal = reveal
-        self.states = states
         self.seq = 0
         """The last row applied."""
         self.count = 0
@@ -137,39 +136,33 @@ class Replayer:
 
     def start(self) -> JSONObject:
         """What a viewer needs before the first frame: the game, its players, the setup
-        facts, and the starting state (whole)."""
+        facts, the form of the frames (:attr:`States.DELTA`), and the starting state
+        (whole)."""
         game = self.header.game
         if self._state is not None:
             self._view, self._shown = game.spectator_view(self._state, self.reveal), True
         return {"game": game.mnemonic, "name": game.name,
                 "players": list(self.header.start.players),
                 "setup": game.spectator_setup(), "reveal": self.reveal,
-                "states": self.states.value, "state": self._view}
+                "states": States.DELTA.value, "state": self._view}
 
     def frames(self, rows: list[Row]) -> list[JSONObject]:
-        """A frame for each row (in order, each after :attr:`seq`).  The first frame after
-        :meth:`skip`, or made without :meth:`start`, is a keyframe: the patch of a frame
-        starts from the frame before it, which the viewer then does not have."""
+        """A frame for each row (in order, each after :attr:`seq`).  The first frame made
+        without :meth:`start` is a keyframe: the patch of a frame starts from the frame
+        before it, which the viewer then does not have."""
         made = []
         for row in rows:
-            frame = self._row(row, make=True)
+            frame = self._row(row)
             if frame is not None:
                 made.append(frame)
         return made
 
-    def skip(self, rows: list[Row]) -> None:
-        """Apply rows without making their frames (those a live stream's client has seen):
-        the moves only, without the views and patches that cost most of a frame."""
-        for row in rows:
-            self._row(row, make=False)
-        self._shown = False
-
-    def _row(self, row: Row, make: bool) -> JSONObject | None:
+    def _row(self, row: Row) -> JSONObject | None:
         if self.error is not None:
             return None
         frame = None
         try:
-            frame = self._frame(row, make)
+            frame = self._frame(row)
         except (MoveError, ValueError, TypeError, KeyError) as exc:
             self._fail(f"move {row['seq']} does not replay under the current rules: {exc}")
         self.seq = row["seq"]
@@ -179,13 +172,11 @@ class Replayer:
         self.error = why
         log.warning("game %d: %s", self.header.start.id, why)
 
-    def _frame(self, row: Row, make: bool) -> JSONObject | None:
+    def _frame(self, row: Row) -> JSONObject:
         game, seat = self.header.game, row["seat"]
         fault, detail = row["fault"], row["fault_detail"]
         if fault is not None:
             self.count += 1
-            if not make:
-                return None
             if not self.reveal:
                 detail = fault_summary(fault)
             return self._with_state(self._made(row, None, detail or fault, detail),
@@ -194,11 +185,9 @@ class Replayer:
         move = game.parse_logged(seat, wire)
         # Raises IllegalMoveError (a MoveError) for a stored move the rules now refuse.
         after = game.apply(self._state, seat, move)
-        text = game.describe_move(self._state, seat, move) if make else ""
+        text = game.describe_move(self._state, seat, move)
         self._state = after
         self.count += 1
-        if not make:
-            return None
         if not self.reveal:
             wire = game.public_move(wire)
         return self._with_state(self._made(row, wire, text, detail), changed=True)
@@ -212,8 +201,7 @@ class Replayer:
     def _with_state(self, frame: JSONObject, changed: bool) -> JSONObject:
         """The frame with its state: whole (``state``) on a keyframe, else the patch from
         the previous frame's (``patch``)."""
-        keyframe = (self.states is States.FULL or not self._shown
-                    or self.count % KEYFRAME_EVERY == 0)
+        keyframe = not self._shown or self.count % KEYFRAME_EVERY == 0
         if not changed and not keyframe:
             frame["patch"] = []
             return frame

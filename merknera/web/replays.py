@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from merknera.guard.streams import PIECE
 from merknera.store import Database
 from merknera.store.games import GameStatus
 from merknera.store.results import move_log
@@ -52,9 +53,6 @@ largest boards: a live stream's next move, a replay that gained a few since it w
 asked for.  More go to a worker."""
 INLINE_BYTES = 64 * 1024
 """Replays short enough to encode and gzip on the event loop itself."""
-PIECE = 256 * 1024
-"""Bytes of a live stream's events cut and written at once (each piece is written before
-the next is cut)."""
 FULL_RUNNING_FRAMES = 200
 """Frames a running game's replay may have to be made with every state whole
 (``?states=full``): such a replay is made afresh for each request (the frames change as
@@ -284,14 +282,15 @@ class Replays:
     async def cut(self, shared: Shared, start: int, states: States, first: bool,
                   event: Callable[[int, bytes], bytes], place: Place | None
                   ) -> tuple[int, bytes]:
-        """The next piece of a live stream: the log's frames from index ``start`` on, each
-        as ``event`` makes it of its row (move number) and its JSON, up to about
-        :data:`PIECE` bytes (one frame at least); how many frames, and the piece.  Each
-        frame is whole with :attr:`States.FULL`, else as the log has it but for the first
-        when ``first`` (a live stream's first frame: its client may have nothing before
-        it).  Made on a worker when many frames are to be made whole (in ``place``, or in
-        one of the platform's own when None), where a piece ends early rather than run
-        past the job's time.
+        """The next piece of a live stream (written before the next is cut): the log's
+        frames from index ``start`` on, each as ``event`` makes it of its row (move number)
+        and its JSON, up to about :data:`~merknera.guard.streams.PIECE` bytes (one frame at
+        least); how many frames, and the piece.  Each frame is whole with
+        :attr:`States.FULL`, else as the log has it but for the first when ``first`` (a
+        live stream's first frame: its client may have nothing before it).  Made on a
+        worker when many frames are to be made whole (in ``place``, or in one of the
+        platform's own when None), where a piece ends early rather than run past the job's
+        time.
 
         :raises BusyError: when a worker is needed and none may be had.
         """

@@ -20,6 +20,7 @@ from aiohttp import web
 from merknera.games import REGISTRY, SeatResult, Termination
 from merknera.names import ANONYMOUS
 from merknera.protocol.bot_protocols import BotProtocol
+from merknera.refused import retry_after_header
 from merknera.store.db import StoreUnavailableError
 from merknera.web.query import error_text
 
@@ -124,7 +125,7 @@ async def error_pages(request: web.Request, handler: Handler) -> web.StreamRespo
     except StoreUnavailableError as exc:
         if request.get(_ANSWERED):
             raise  # a stream under way: it ends (an EventSource reconnects by itself)
-        retry = {"Retry-After": str(exc.retry_after)}
+        retry = {"Retry-After": retry_after_header(exc.retry_after)}
         if is_page(request):
             page = _error_page(request, 503, "Service Unavailable", exc.for_clients)
             page.headers.update(retry)

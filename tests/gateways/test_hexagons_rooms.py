@@ -14,8 +14,8 @@ from merknera.games.hexagons import Hexagons
 from merknera.gateways.guests import guest
 from merknera.gateways.hexagons import wire
 from merknera.gateways.hexagons.rooms import GAME, Rooms
-from merknera.gateways.refused import RefusedError
 from merknera.names import Claim
+from merknera.refused import RefusedError
 from merknera.store import games
 from tests.support import Arena
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from merknera.games import JSON
+from merknera.games import JSON, JSONObject
 from merknera.games.hexagons import Hexagons, Point
 from merknera.gateways.hexagons import wire
 from merknera.gateways.hexagons.wire import NewGame, RequestRefusedError
@@ -110,10 +110,10 @@ def test_a_disqualified_player_scores_disqualified_everywhere() -> None:
 
 
 def test_observer_lines_are_one_line_each_and_wrapped() -> None:
-    document: JSON = {"text": "two\nlines", "n": 1}  # a real newline inside
-    plain = wire.multi_json_line(document)
+    document: JSONObject = {"text": "two\nlines", "n": 1}  # a real newline inside
+    plain = wire.Encoded(document).line()
     assert plain.count(b"\n") == 1 and plain.endswith(b"\n") and json.loads(plain) == document
-    wrapped = wire.multi_json_line(document, "<script>\nupdate(%s)</script>")
+    wrapped = wire.Encoded(document).line("<script>\nupdate(%s)</script>")
     assert wrapped.count(b"\n") == 1
     assert wrapped.startswith(b"<script> update({") and wrapped.endswith(b")</script>\n")
     assert wire.read_wrapper(b"") is None and wire.read_wrapper(b"{}") is None
@@ -128,18 +128,27 @@ def test_game_ids_are_eight_hex_digits() -> None:
     assert len(ids) == 50 and all(len(i) == 8 and int(i, 16) >= 0 for i in ids)
 
 
+def _line(document: JSON, wrapper: str | None = None) -> bytes:
+    """An observer's line as the original's wire has it: the document on one line, put
+    into ``wrapper`` (its line ends made spaces) at ``%s``."""
+    text = json.dumps(document, separators=(",", ":"))
+    if wrapper is not None:
+        text = wrapper.replace("\r", " ").replace("\n", " ").replace("%s", text)
+    return (text + "\n").encode("utf-8")
+
+
 def test_a_shown_game_is_encoded_and_its_deltas_made_once_as_the_functions_would() -> None:
     before, after = _played(10), _played(30)
     shown = wire.Shown(after)
     wrapper = "<script>\r\nupdate(%s)</script>"
     assert shown.snapshot == wire.snapshot(after) and shown.state == "in play"
-    assert shown.game.line() == wire.multi_json_line(after)
-    assert shown.game.line(wrapper) == wire.multi_json_line(after, wrapper)
+    assert shown.game.line() == _line(after)
+    assert shown.game.line(wrapper) == _line(after, wrapper)
     assert shown.game.body == json.dumps(after)  # as aiohttp's json_response writes it
     since = wire.snapshot(before)
     change = shown.delta(since)
     assert change.document == wire.delta(after, since)
-    assert change.line(wrapper) == wire.multi_json_line(wire.delta(after, since), wrapper)
+    assert change.line(wrapper) == _line(wire.delta(after, since), wrapper)
     # Every observer shown the same snapshot gets the same delta and the same line.
     assert shown.delta(wire.snapshot(_played(10))) is change
     assert change.line() is shown.delta(since).line()

@@ -13,12 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
+
 from merknera.assets import AssetStore, default_directory
 from merknera.games import CHANCE, JSON, REGISTRY, AnyGame
 from merknera.store.db import Row
 from merknera.store.games import GameStatus
 from merknera.store.results import ReplayStart
-from merknera.web import jsonpatch
+from merknera.web import jsonpatch, replay
 from merknera.web.replay import GameHeader, Replayer, States
 from tests.golden import GOLDEN_DIR
 
@@ -124,20 +126,38 @@ def tables() -> list[tuple[str, int]]:
             for seats in sorted({game.min_seats, game.max_seats})]
 
 
+def made(header: GameHeader, rows: Sequence[Row], reveal: bool,
+         states: States) -> tuple[dict[str, Any], list[Any], str | None]:
+    """The start, the frames and the error one Replayer makes of ``rows`` at once, in the
+    form of ``states``: every state whole when every frame is a keyframe."""
+    with pytest.MonkeyPatch.context() as patched:
+        if states is States.FULL:
+            patched.setattr(replay, "KEYFRAME_EVERY", 1)
+        replayer = Replayer(header, reveal)
+        start = {**replayer.start(), "states": states.value}
+        frames = replayer.frames(list(rows))
+    return start, frames, replayer.error
+
+
 def whole_replay(header: GameHeader, rows: Sequence[Row], states: States) -> Any:
     """A whole replay as one Replayer makes it at once, decoded: what a shared log's cut
     must equal."""
-    replayer = Replayer(header, reveal=header.start.status is GameStatus.FINISHED,
-                        states=states)
-    start = replayer.start()
-    frames: list[Any] = replayer.frames(list(rows))
+    start, frames, error = made(header, rows, header.start.status is GameStatus.FINISHED,
+                                states)
     return json.loads(json.dumps({"id": header.start.id, "status": header.start.status.value,
-                                  **start, "frames": frames, "error": replayer.error}))
+                                  **start, "frames": frames, "error": error}))
+
+
+def resumed(header: GameHeader, rows: Sequence[Row], after: int, states: States,
+            reveal: bool) -> list[Any]:
+    """The frames a live stream resumed after row ``after`` sends, as a Replayer made
+    them: the first with its state whole (its client may have nothing before it), then
+    those of the whole replay."""
+    whole = made(header, rows, reveal, States.FULL)[1]
+    return [*whole[after:after + 1], *made(header, rows, reveal, states)[1][after + 1:]]
 
 
 def streamed(header: GameHeader, rows: Sequence[Row], after: int, states: States) -> Any:
-    """The frames a live stream resumed after row ``after`` sends, as a stream's own
-    Replayer made them, decoded."""
-    replayer = Replayer(header, reveal=False, states=states)
-    replayer.skip(list(rows[:after]))
-    return json.loads(json.dumps(replayer.frames(list(rows[after:]))))
+    """The frames a live stream resumed after row ``after`` sends (:func:`resumed`) while
+    the game runs, decoded."""
+    return json.loads(json.dumps(resumed(header, rows, after, states, reveal=False)))

@@ -28,9 +28,11 @@ from tests.web.replay_support import (
     configured,
     golden_scrabble,
     header_of,
+    made,
     move_log,
     playthrough,
     rebuilt,
+    resumed,
     tables,
     text,
 )
@@ -103,47 +105,26 @@ def test_the_golden_scrabble_game_patches_its_board_racks_and_bag(reveal: bool) 
 @pytest.mark.parametrize(("mnemonic", "seats"), tables())
 def test_full_states_give_every_frame_its_view(mnemonic: str, seats: int) -> None:
     played = playthrough(mnemonic, seats, reveal=True)
-    replayer = Replayer(played.header, reveal=True, states=States.FULL)
-    start = replayer.start()
-    frames = replayer.frames(played.rows)
+    log = replay.FrameLog(played.header, reveal=True)
+    log.extend(played.rows)
+    full = json.loads(log.full(played.header.start.status).plain)
+    start, frames = full, full["frames"]
     assert start["states"] == "full"
     assert all("patch" not in frame for frame in frames)
     assert [text(start["state"])] + [text(frame["state"]) for frame in frames] == [
         text(view) for view in played.views]
 
 
-@pytest.mark.parametrize("mnemonic", ["HEXAGONS", "SQUELCH", "KALAHA"])
-def test_a_stream_resumed_anywhere_starts_with_a_keyframe(mnemonic: str) -> None:
-    played = playthrough(mnemonic, 2, reveal=False)
-    whole = Replayer(played.header, reveal=False)
-    whole.start()
-    every_frame = whole.frames(played.rows)
-    cuts = {0, 1, 8, KEYFRAME_EVERY - 1, KEYFRAME_EVERY, len(played.rows) - 1}
-    for cut in sorted(cut for cut in cuts if cut < len(played.rows)):
-        stream = Replayer(played.header, reveal=False)  # no start(): a live stream's
-        stream.skip(played.rows[:cut])
-        assert (stream.seq, stream.count) == (cut, cut)
-        sent = stream.frames(played.rows[cut:])
-        assert "state" in sent[0], cut  # the client may have nothing before it
-        assert text(sent[0]["state"]) == text(played.views[cut + 1])
-        # After the first, the frames are the whole replay's, in the same form.
-        assert sent[1:] == every_frame[cut + 1:], cut
-        states = rebuilt(None, sent)[1:]
-        assert [text(s) for s in states] == [text(v) for v in played.views[cut + 1:]]
-
-
 def test_a_move_that_no_longer_replays_stops_the_frames_and_says_where() -> None:
     played = playthrough("TICTACTOE", 2, reveal=True)
     rows = move_log([(0, {"position": 4}, None), (1, {"position": 4}, None),
                      (0, {"position": 0}, None)])  # 4 twice
-    for skipped in (0, 2):
-        replayer = Replayer(played.header, reveal=True)
-        replayer.start()
-        replayer.skip(rows[:skipped])
-        frames = replayer.frames(rows[skipped:])
-        assert len(frames) == 1 - skipped // 2
-        assert replayer.error is not None
-        assert replayer.error.startswith("move 2 does not replay under the current rules")
+    replayer = Replayer(played.header, reveal=True)
+    replayer.start()
+    frames = replayer.frames(rows)
+    assert len(frames) == 1
+    assert replayer.error is not None
+    assert replayer.error.startswith("move 2 does not replay under the current rules")
 
 
 def test_a_25x25_hexagons_game_of_1481_moves_is_a_small_replay() -> None:
@@ -182,11 +163,9 @@ def test_a_replay_is_encoded_as_compact_utf8_json(body: dict[str, Any]) -> None:
 
 def _replay_body(header: replay.GameHeader, rows: list[Any], states: States) -> bytes:
     """A whole replay as one Replayer makes it, in one piece: what a log must cut."""
-    replayer = Replayer(header, reveal=header.start.status.value == "FINISHED", states=states)
-    start = replayer.start()
-    frames: list[Any] = replayer.frames(rows)
+    start, frames, error = made(header, rows, header.start.status.value == "FINISHED", states)
     return replay._dumps({"id": header.start.id, "status": header.start.status.value,
-                          **start, "frames": frames, "error": replayer.error})
+                          **start, "frames": frames, "error": error})
 
 
 @pytest.mark.parametrize("reveal", [True, False])
@@ -207,12 +186,11 @@ def test_a_log_extended_in_pieces_cuts_the_same_replays_and_streams(
     assert log.encoded(status).plain == _replay_body(header, rows, States.DELTA)
     assert gzip.decompress(log.encoded(status).gzipped) == log.encoded(status).plain
     assert log.full(status).plain == _replay_body(header, rows, States.FULL)
-    # A stream's first frame, wherever it starts, is whole, as a stream's own Replayer
-    # made it; the frames after it are the log's.
+    # A stream's first frame, wherever it starts, is whole, as a Replayer made it; the
+    # frames after it are the log's.
     for cut in sorted(cut for cut in {0, 1, 6, 7, 8, len(rows) - 1} if cut < len(rows)):
-        stream = Replayer(header, reveal)
-        stream.skip(rows[:cut])
-        sent = [replay._dumps(frame) for frame in stream.frames(rows[cut:])]
+        sent = [replay._dumps(frame) for frame in resumed(header, rows, cut, States.DELTA,
+                                                          reveal)]
         assert log.after(cut) == cut
         assert [log.whole(cut), *log.frames[cut + 1:]] == sent, cut
 

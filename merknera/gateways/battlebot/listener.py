@@ -37,6 +37,7 @@ from merknera.gateways.battlebot.wire import Era, LoginError
 from merknera.guard import BodyError, Guard, RateLimitedError, crosssite
 from merknera.guard.throttle import Buckets
 from merknera.protocol import strict_json
+from merknera.refused import retry_after_header
 from merknera.scheduler.arena import Arena
 from merknera.scheduler.discipline import Discipline
 from merknera.seats.connected import Received
@@ -373,7 +374,7 @@ async def _json_errors(request: web.Request, handler: Any) -> web.StreamResponse
         return web.json_response({"error": exc.message}, status=exc.status)
     except StoreUnavailableError as exc:
         return web.json_response({"error": exc.for_clients}, status=503,
-                                 headers={"Retry-After": str(exc.retry_after)})
+                                 headers={"Retry-After": retry_after_header(exc.retry_after)})
     except web.HTTPException as exc:
         if exc.status < 400 or exc.content_type == "application/json":
             raise

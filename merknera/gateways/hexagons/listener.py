@@ -29,14 +29,13 @@ import asyncio
 import contextlib
 import math
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 
 from aiohttp import web
 
 from merknera import openapi
-from merknera.games import JSON, JSONObject
+from merknera.games import JSON
 from merknera.games.hexagons import HexagonsState, Line
-from merknera.gateways.guests import SECRET_HEADER
 from merknera.gateways.hexagons import wire
 from merknera.gateways.hexagons.openapi import (
     DOCUMENT,
@@ -46,13 +45,13 @@ from merknera.gateways.hexagons.openapi import (
 )
 from merknera.gateways.hexagons.rooms import Room, Rooms
 from merknera.gateways.hexagons.wire import COMPLETED, MULTI_JSON, RequestRefusedError
-from merknera.gateways.refused import RefusedError
 from merknera.guard import Guard, Stream, crosssite
 from merknera.guard.bodies import BodyError
 from merknera.guard.holdings import FullError
 from merknera.guard.throttle import RateLimitedError
 from merknera.protocol import strict_json
 from merknera.protocol.faults import FaultKind
+from merknera.refused import RefusedError, retry_after_header
 from merknera.seats.polled import PolledSeat
 from merknera.store.db import StoreUnavailableError
 
@@ -72,7 +71,6 @@ class HexagonsListener:
 
     def __init__(self, rooms: Rooms, guard: Guard) -> None:
         self._rooms = rooms
-        self._game = rooms.game
         self._guard = guard
 
     def app(self) -> web.Application:
@@ -155,10 +153,7 @@ class HexagonsListener:
             raise RefusedError(403, str(exc)) from None
         player, seat = await self._rooms.join(room, claim, self._guard.client(request))
         await _turn(seat, 0)
-        answer = self._answer(room, seat, room.game_object(self._game))
-        if player.new_secret is not None:
-            answer.headers[SECRET_HEADER] = player.new_secret
-        return answer
+        return self._answer(room, seat, self._rooms.shown(room).game, player.headers)
 
     async def _move(self, request: web.Request) -> web.Response:
         room = await self._room(request, "game finished")
@@ -190,16 +185,19 @@ class HexagonsListener:
             if seat.to_move and seat.seating.deadline is not None:
                 # The turn runs from the token's delivery, not from the state's.
                 seat.seating.deadline += room.delay
-        return self._answer(room, seat, self._rooms.shown(room).delta(since).document)
+        return self._answer(room, seat, self._rooms.shown(room).delta(since))
 
-    def _answer(self, room: Room, seat: PolledSeat, document: JSONObject) -> web.Response:
+    def _answer(self, room: Room, seat: PolledSeat, document: wire.Encoded,
+                told: Mapping[str, str] | None = None) -> web.Response:
         """200 with ``document``, and a new turn token if the seat has the move (none
-        once the game is over: the clients play while the header comes)."""
+        once the game is over: the clients play while the header comes), and ``told``
+        (a guest's new secret)."""
         headers = {}
         if seat.to_move and room.state != COMPLETED:
             token = room.tokens[seat.seat] = uuid.uuid4().hex
             headers[TURN_TOKEN] = token
-        return web.json_response(document, headers=headers)
+        headers.update(told or {})
+        return _json(document, headers)
 
     # -- observers --------------------------------------------------------------------------
 
@@ -280,10 +278,10 @@ def _delay(body: bytes) -> float:
     return min(MAX_DELAY, max(0.0, float(delay)))
 
 
-def _json(document: wire.Encoded) -> web.Response:
+def _json(document: wire.Encoded, headers: Mapping[str, str] | None = None) -> web.Response:
     """200 with ``document``, as :func:`aiohttp.web.json_response` answers it (its text
     made once, for every request that asks for it)."""
-    return web.Response(text=document.body, content_type="application/json")
+    return web.Response(text=document.body, content_type="application/json", headers=headers)
 
 
 def _created(handle: str) -> web.Response:
@@ -300,6 +298,6 @@ async def _refusals(request: web.Request, handler: Handler) -> web.StreamRespons
         return web.Response(status=exc.status, text=exc.message)
     except StoreUnavailableError as exc:
         return web.Response(status=503, text=exc.for_clients,
-                            headers={"Retry-After": str(exc.retry_after)})
+                            headers={"Retry-After": retry_after_header(exc.retry_after)})
     except RefusedError as exc:
         return web.Response(status=exc.status, text=exc.message, headers=exc.answer_headers())

@@ -32,11 +32,11 @@ from merknera.gateways.guests import (
 )
 from merknera.gateways.hexagons import wire
 from merknera.gateways.hexagons.wire import COMPLETED, IN_PLAY, INITIATING, Snapshot
-from merknera.gateways.refused import RefusedError
 from merknera.gateways.tables import Stored, Table, Tables
 from merknera.guard.holdings import FullError, Holdings
 from merknera.guard.throttle import RateLimitedError
 from merknera.names import Claim
+from merknera.refused import RefusedError
 from merknera.scheduler.arena import Arena
 from merknera.seats.polled import PolledSeat
 from merknera.store.bots import Bot

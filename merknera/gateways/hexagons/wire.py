@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from merknera.games import JSON, JSONObject
 from merknera.games.hexagons import MAX_SIZE, MIN_SIZE, Line, Point, line_between
-from merknera.names import Claim
+from merknera.names import Claim, ClaimFieldError, Unnamed, read_claim
 from merknera.protocol import strict_json
 
 INITIATING, IN_PLAY, COMPLETED = "initiating", "in play", "completed"
@@ -78,11 +78,12 @@ def read_player(body: bytes) -> Claim:
         and a string secret, if any.
     """
     value = _json(body, "invalid player data")
-    name = value.get("name") if isinstance(value, dict) else None
-    secret = value.get("secret") if isinstance(value, dict) else None
-    if not isinstance(name, str) or not name.strip() or not isinstance(secret, str | None):
-        raise RequestRefusedError("invalid player data")
-    return Claim(name.strip(), secret)
+    try:
+        claim = read_claim(value if isinstance(value, dict) else {}, Unnamed.REFUSED)
+    except ClaimFieldError:
+        raise RequestRefusedError("invalid player data") from None
+    assert claim.name is not None
+    return Claim(claim.name.strip(), claim.secret)
 
 
 def read_line(body: bytes) -> Line:
@@ -199,16 +200,6 @@ def read_wrapper(body: bytes) -> str | None:
     return wrapper
 
 
-def multi_json_line(document: JSON, wrapper: str | None = None) -> bytes:
-    """One line of an observer's stream: the document on one line (a newline in it would
-    end the line early, so there is none), put into ``wrapper`` at ``%s`` if given."""
-    return _wrapped(_one_line(document), wrapper)
-
-
-def _one_line(document: JSON) -> str:
-    return json.dumps(document, separators=(",", ":"))  # json.dumps writes no raw newline
-
-
 def _wrapped(text: str, wrapper: str | None) -> bytes:
     """``text`` (JSON on one line) as a line of a stream, put into ``wrapper`` if given."""
     if wrapper is not None:
@@ -236,11 +227,13 @@ class Encoded:
         return self._body
 
     def line(self, wrapper: str | None = None) -> bytes:
-        """The document as a line of an observer's stream (:func:`multi_json_line`): the
-        same bytes for every observer without a wrapper; with one, only the wrapping is
-        done per observer."""
+        """The document as a line of an observer's stream: on one line (a newline in it
+        would end the line early, so there is none), put into ``wrapper`` at ``%s`` if
+        given; the same bytes for every observer without a wrapper, and with one, only the
+        wrapping is done per observer."""
         if self._text is None:
-            self._text = _one_line(self.document)
+            # json.dumps writes no raw newline.
+            self._text = json.dumps(self.document, separators=(",", ":"))
         if wrapper is not None:
             return _wrapped(self._text, wrapper)
         if self._line is None:

@@ -24,7 +24,6 @@ by that player on time, so an abandoned board ends by itself.
 from __future__ import annotations
 
 import json
-import math
 import uuid
 from collections.abc import Awaitable, Callable
 
@@ -50,13 +49,13 @@ from merknera.gateways.kalaha.api import (
     read_play,
 )
 from merknera.gateways.kalaha.openapi import BOARDS, DOCUMENT, DOCUMENT_PATH
-from merknera.gateways.refused import RefusedError
 from merknera.gateways.tables import Table, Tables
 from merknera.guard import Guard, crosssite
 from merknera.guard.bodies import BodyError
 from merknera.guard.clients import requested_host
-from merknera.names import Claim
+from merknera.names import Claim, ClaimFieldError, Unnamed, read_claim
 from merknera.protocol import strict_json
+from merknera.refused import RefusedError, retry_after_header
 from merknera.seats.polled import PolledSeat
 from merknera.store.db import StoreUnavailableError
 from merknera.web.params import json_integer
@@ -195,8 +194,8 @@ class KalahaListener:
                                                 for seat in range(len(seated))])
         except RefusedError as exc:
             raise telling(exc, player) from None
-        headers = None if player.new_secret is None else {SECRET_HEADER: player.new_secret}
-        return web.json_response(board_state(handle, Board()), status=201, headers=headers)
+        return web.json_response(board_state(handle, Board()), status=201,
+                                 headers=player.headers)
 
     async def _play(self, request: web.Request) -> web.Response:
         # The original reads the body (its media type, checked by the cross-site
@@ -303,16 +302,13 @@ def _opponent_request(body: bytes) -> tuple[int | None, Claim]:
         raise ApiError(400, f"JSON parse error: {exc}") from None
     if not isinstance(value, dict) or value.get("opponent") is None:
         return None, anonymous
-    opponent, name = json_integer(value.get("opponent")), value.get("name")
-    secret = value.get("secret")
+    opponent = json_integer(value.get("opponent"))
     if opponent is None:
         raise ApiError(400, "opponent must be a bot's id (an integer)")
-    if name is not None and (not isinstance(name, str) or not name.strip()):
-        raise ApiError(400, "name must be a non-empty string, or left out to play "
-                            "anonymously")
-    if secret is not None and not isinstance(secret, str):
-        raise ApiError(400, "secret must be a string (the name's)")
-    return opponent, Claim(name, secret)
+    try:
+        return opponent, read_claim(value, Unnamed.LEFT_OUT_OR_NULL)
+    except ClaimFieldError as exc:
+        raise ApiError(400, str(exc)) from None
 
 
 @web.middleware
@@ -331,7 +327,7 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     except ApiError as exc:
         headers = dict(exc.headers)
         if exc.retry_after is not None:
-            headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
+            headers["Retry-After"] = retry_after_header(exc.retry_after)
         return web.json_response(exc.body(request.path), status=exc.status, headers=headers)
     except web.HTTPMethodNotAllowed as exc:
         refusal = ApiError(405, f"Request method '{request.method}' is not supported")

@@ -1,9 +1,17 @@
-"""A request that a gateway refuses, whatever its wire: each listener answers it in its
-seed's own words and body (plain text, Spring's error body, the API's JSON)."""
+"""Requests refused for a reason the client is told: a listener answers a
+:class:`RefusedError` in its own words and body (the gateways in their seeds' plain text,
+Spring's error body or the API's JSON), and every refusal that says when to ask again says
+it the same way (:func:`retry_after_header`)."""
 
 from __future__ import annotations
 
 import math
+
+
+def retry_after_header(seconds: float) -> str:
+    """The ``Retry-After`` value for a wait of ``seconds``: whole seconds, rounded up, at
+    least 1 (a client told 0 would ask again at once)."""
+    return str(max(1, math.ceil(seconds)))
 
 
 class RefusedError(Exception):
@@ -22,5 +30,5 @@ class RefusedError(Exception):
         """The answer's headers: :attr:`headers`, and ``Retry-After`` if it has one."""
         found = dict(self.headers)
         if self.retry_after is not None:
-            found["Retry-After"] = str(max(1, math.ceil(self.retry_after)))
+            found["Retry-After"] = retry_after_header(self.retry_after)
         return found
