@@ -300,7 +300,7 @@ async def send(request: web.Request, pieces: Sequence[bytes], charset: str | Non
     await response.prepare(request)
     if request.method == "HEAD":
         return response
-    timeout = request.app[GUARD_KEY].config.stream_send_timeout
+    timeout = request.app[GUARD_KEY].config.limits.stream_send_timeout
     try:
         for piece in pieces:
             view = memoryview(piece)
