@@ -21,7 +21,7 @@ import tracemalloc
 from pathlib import Path
 
 from merknera.app import Platform
-from merknera.config import Config
+from merknera.config import Config, LivenessSettings, LogSettings, SchedulingSettings, StoreSettings
 from merknera.scheduler.ladder import Candidate, choose_pairs
 from merknera.store import Database, bots, games, now
 from merknera.store.db import Connection
@@ -62,8 +62,12 @@ async def measure(size: int, repeat: int) -> tuple[float, float, float]:
         db_path = Path(tmp) / "ladder.db"
         await build(db_path, size)
         # No retry pings during the passes (the bots' endpoint does not answer).
-        platform = Platform(Config(db=str(db_path), concurrency=32, log_level="WARNING",
-                                   offline_retry_min=3600.0, offline_retry_max=3600.0))
+        platform = Platform(Config(
+            store=StoreSettings(db=str(db_path)),
+            scheduling=SchedulingSettings(concurrency=32),
+            log=LogSettings(level="WARNING"),
+            liveness=LivenessSettings(offline_retry_min=3600.0, offline_retry_max=3600.0),
+        ))
         await platform.start()
         try:
             presence = platform.scheduler.arena.presence

@@ -49,7 +49,7 @@ import aiohttp
 from merknera import heap, loop
 from merknera.app import Platform
 from merknera.botclient import BotClient
-from merknera.config import Config
+from merknera.config import Config, LogSettings, SchedulingSettings, StoreSettings
 from merknera.games import JSONObject
 from merknera.scheduler.registration import RegistrationRequest
 from merknera.store import games, users
@@ -254,9 +254,14 @@ async def main() -> None:
             moves_per_game = 7  # first-empty vs first-empty: X wins on the 7th move
             for round_number in range(args.rounds):
                 # One author owns every bot here: its fair share is the whole platform.
-                config = Config(db=str(Path(tmp) / f"bench-{round_number}.db"),
-                                concurrency=args.concurrency,
-                                max_games_per_owner=args.concurrency, log_level="WARNING")
+                config = Config(
+                    store=StoreSettings(db=str(Path(tmp) / f"bench-{round_number}.db")),
+                    scheduling=SchedulingSettings(
+                        concurrency=args.concurrency,
+                        max_games_per_owner=args.concurrency,
+                    ),
+                    log=LogSettings(level="WARNING"),
+                )
                 yardsticks.append(await aiohttp_rate(urls[:args.bots],
                                                      args.games * moves_per_game,
                                                      args.concurrency))

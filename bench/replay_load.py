@@ -73,7 +73,13 @@ async def _serve(db: str) -> None:  # pragma: no cover - runs in the server's pr
     """Serve the platform, store the games, report the loop's longest stall and the
     process's peak RSS on request."""
     from merknera import heap
-    from merknera.config import Config
+    from merknera.config import (
+        Config,
+        HexagonsSettings,
+        ListenerSettings,
+        LogSettings,
+        StoreSettings,
+    )
     from merknera.server import running
 
     loop = asyncio.get_running_loop()
@@ -87,7 +93,12 @@ async def _serve(db: str) -> None:  # pragma: no cover - runs in the server's pr
             longest[0] = max(longest[0], now - last)
             last = now
 
-    config = Config(db=db, port=0, hexagons_port=_free_port(), log_level="WARNING")
+    config = Config(
+        store=StoreSettings(db=db),
+        listeners=ListenerSettings(port=0),
+        hexagons=HexagonsSettings(port=_free_port()),
+        log=LogSettings(level="WARNING"),
+    )
     async with running(config) as (live, platform):
         ids = await _store_games(platform.db)
         heap.settle()  # as merknera serve does once it serves
@@ -96,7 +107,7 @@ async def _serve(db: str) -> None:  # pragma: no cover - runs in the server's pr
             gc.disable()
         tick = asyncio.create_task(ticker())
         _reset_peak()
-        print(json.dumps({"port": live.port, "hexagons_port": live.hexagons_port, **ids}),
+        print(json.dumps({"port": live.listeners.port, "hexagons_port": live.hexagons.port, **ids}),
               flush=True)
         reader = asyncio.StreamReader()
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)

@@ -55,7 +55,7 @@ class Platform:
         self.events = EventBus()
         self.guard = Guard(config)
         """The per-client limits of every listener."""
-        self.work = Work(per_client=self.config.max_heavy_per_client)
+        self.work = Work(per_client=self.config.limits.max_heavy_per_client)
         """Where answers that cost more than a few milliseconds of CPU are made, off the
         event loop and bounded (replays, game logs, stored gateway games)."""
         self.replays = Replays(self.work)
@@ -121,17 +121,17 @@ class Platform:
 
         :raises AssetError: naming every asset file that does not match the manifest.
         """
-        self.assets = AssetStore.load(self.config.assets_path)
+        self.assets = AssetStore.load(self.config.store.assets_path)
         self.games = load_games(self.assets)
         self.budget = limits.plan(limits.raise_open_files_limit(),
                                   outbound=wanted_connections(self.config),
-                                  inbound=self.config.max_connections)
+                                  inbound=self.config.limits.max_connections)
         self.guard.connections.total = self.budget.inbound
-        if self.budget.inbound < self.config.max_connections:
+        if self.budget.inbound < self.config.limits.max_connections:
             log.warning("the open-files limit (%d) allows %d client connections at once, "
                         "not max_connections = %d", self.budget.limit, self.budget.inbound,
-                        self.config.max_connections)
-        self._db = await Database.open(self.config.db)
+                        self.config.limits.max_connections)
+        self._db = await Database.open(self.config.store.db)
         names.prepare()
         # A database from before ratings existed gets its ratings computed once.
         rebuilt = await ratings.rebuild_if_needed(self._db)
@@ -147,23 +147,25 @@ class Platform:
         presence = Presence(self.config, self._db, seats, self.events)
         readiness = Readiness()
         # Its own address, not public_url (which all nodes behind one name share).
-        host = self.config.host
+        host = self.config.listeners.host
         if host in ("", "0.0.0.0", "::"):  # noqa: S104  # a wildcard: the machine's name
             host = socket.gethostname()
-        address = f"http://{f'[{host}]' if ':' in host else host}:{self.config.port}"
-        self.leases = Leases(self._db, node_name(address), address, self.config.lease_seconds)
+        address = f"http://{f'[{host}]' if ':' in host else host}:{self.config.listeners.port}"
+        lease = self.config.scheduling.lease_seconds
+        self.leases = Leases(self._db, node_name(address), address, lease)
         alone = self._db.backend == "sqlite"  # one node to a file (store/node_lock.py)
         if alone:
             await self.leases.only_node()
         else:
-            alone = not await live_nodes(self._db, self.config.lease_seconds)
+            alone = not await live_nodes(self._db, lease)
             # Live pages here follow the games that other nodes run.
-            self.relay = EventRelay(self.config.db, self.leases.node, self.events)
+            self.relay = EventRelay(self.config.store.db, self.leases.node, self.events)
             self.relay.on(OFFERS, self.leases.notified)  # games other nodes offer
             await self.relay.start()
+        notify, scheduling = self.config.calls.notify_timeout, self.config.scheduling
         arena = Arena(self.config, self._db, seats, presence, self.events,
-                      Notifier(seats, self.config.notify_timeout, self.config.notify_timeout),
-                      Slots(self.config.concurrency, self.config.owner_share), self.games,
+                      Notifier(seats, notify, notify),
+                      Slots(scheduling.concurrency, scheduling.owner_share), self.games,
                       self.assets, readiness, self.leases)
         self._scheduler = Scheduler(arena)
         self._registrar = Registrar(self._scheduler, self.guard.auth)
@@ -199,11 +201,11 @@ class Platform:
         """The gateways' applications (after :meth:`start`) and TLS contexts, by the key
         of their port in the config (those whose port is set)."""
         apps: dict[str, tuple[web.Application, ssl.SSLContext | None]] = {}
-        if self.config.battlebot_port:
+        if self.config.battlebot.port:
             apps["battlebot_port"] = (self.battlebot.app(), self.battlebot.tls())
-        if self.config.hexagons_port:
+        if self.config.hexagons.port:
             apps["hexagons_port"] = (self.hexagons.app(), None)
-        if self.config.kalaha_port:
+        if self.config.kalaha.port:
             apps["kalaha_port"] = (self.kalaha.app(), None)
         return apps
 
@@ -254,7 +256,7 @@ class Platform:
     @property
     def admin_token(self) -> str:
         """The configured admin token ("" = none)."""
-        return self.config.admin_token
+        return self.config.accounts.admin_token
 
     async def disable_bot(self, bot_id: int, reason: str) -> bool:
         """Take a bot out of play."""
@@ -306,7 +308,7 @@ def build_app(config: Config, platform: Platform | None = None) -> web.Applicati
     app[nodes.LEASES_KEY] = lambda: platform.leases
     app[api.REPLAYS_KEY] = platform.replays
     app[api.WORK_KEY] = platform.work
-    app[api.PUBLIC_URL_KEY] = config.public_url.rstrip("/")
+    app[api.PUBLIC_URL_KEY] = config.listeners.public_url.rstrip("/")
     app[admin.OPS_KEY] = lambda: platform
     app[live.EVENTS_KEY] = platform.events
     app[play.TABLES_KEY] = lambda: platform.tables
@@ -316,8 +318,9 @@ def build_app(config: Config, platform: Platform | None = None) -> web.Applicati
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         await platform.start()
-        log.info("Merknera is serving at %s (database %s, event loop %s)", config.base_url,
-                 redacted(config.db), type(asyncio.get_running_loop()).__module__)
+        log.info("Merknera is serving at %s (database %s, event loop %s)",
+                 config.listeners.base_url, redacted(config.store.db),
+                 type(asyncio.get_running_loop()).__module__)
         yield
         await platform.stop()
 

@@ -63,7 +63,7 @@ class PlatformResourceError(RuntimeError):
 
 def wanted_connections(config: Config) -> int:
     """How many connections to bots the client would like to keep at most."""
-    return max(256, config.concurrency * 4)
+    return max(256, config.scheduling.concurrency * 4)
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class BotClient:
 
     def __init__(self, config: Config, connection_limit: int | None = None) -> None:
         self._config = config
-        self._networks = config.networks
+        self._networks = config.calls.networks
         self._limit = connection_limit or wanted_connections(config)
         self._pool: http1.ConnectionPool | None = None
         self._refusals: dict[str, str | None] = {}
@@ -120,7 +120,7 @@ class BotClient:
 
     async def start(self) -> None:
         """Open the shared pool of connections."""
-        self._pool = http1.ConnectionPool(self._limit, self._config.connect_timeout,
+        self._pool = http1.ConnectionPool(self._limit, self._config.calls.connect_timeout,
                                           PolicyResolver(self._networks))
 
     async def close(self) -> None:
@@ -178,7 +178,7 @@ class BotClient:
         ``{"ping": "OK"}``, ``{"status": "OK"}`` or ``"OK"``, and all of them are alive.
         """
         body = jsonrpc.encode_call(PING_METHOD, None, next_request_id())
-        raw = await self._post(endpoint, secret, body, self._config.ping_timeout, retry=True)
+        raw = await self._post(endpoint, secret, body, self._config.calls.ping_timeout, retry=True)
         if raw.fault is None and raw.status != 200:
             return with_fault(raw, FaultKind.HTTP_STATUS, f"HTTP status {raw.status}")
         return raw
@@ -191,7 +191,7 @@ class BotClient:
         body = jsonrpc.encode_call(method, params, next_request_id())
         try:
             return await self._post(endpoint, secret, body,
-                                    time_limit or self._config.notify_timeout, retry=False)
+                                    time_limit or self._config.calls.notify_timeout, retry=False)
         except PlatformResourceError as exc:
             log.warning("%s not sent: %s", method, exc)
             return CallResult(request=body)
@@ -248,7 +248,7 @@ class BotClient:
                     FaultKind.UNREACHABLE, "the endpoint is not a URL this platform calls"))
             try:
                 reply = await self._pool.request(origin, head, body,
-                                                 self._config.max_reply_bytes, deadline)
+                                                 self._config.calls.max_reply_bytes, deadline)
                 return CallResult(request=body, reply=reply.body, status=reply.status,
                                   latency=time.perf_counter() - started)
             except (TimeoutError, http1.HttpError) as exc:
@@ -288,7 +288,7 @@ class BotClient:
             return FaultKind.TIMEOUT, f"no reply within {time_limit:g} s", False
         if isinstance(exc, http1.ConnectTimeoutError):
             return (FaultKind.UNREACHABLE,
-                    f"could not connect within {self._config.connect_timeout:g} s", False)
+                    f"could not connect within {self._config.calls.connect_timeout:g} s", False)
         if isinstance(exc, http1.ConnectError):
             return FaultKind.UNREACHABLE, f"cannot connect: {_describe(exc.os_error)}", False
         if isinstance(exc, http1.ConnectionLostError):
@@ -302,7 +302,7 @@ class BotClient:
             return FaultKind.MALFORMED_REPLY, f"the reply broke off: {exc}", False
         if isinstance(exc, http1.ReplyTooLargeError):
             return (FaultKind.MALFORMED_REPLY,
-                    f"the reply is larger than {self._config.max_reply_bytes} bytes", False)
+                    f"the reply is larger than {self._config.calls.max_reply_bytes} bytes", False)
         if isinstance(exc, http1.InvalidReplyError):
             return (FaultKind.MALFORMED_REPLY,
                     f"not a valid HTTP reply: {excerpt(str(exc))}", False)

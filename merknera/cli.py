@@ -256,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"merknera: configuration error: {exc}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=config.log_level.upper(), stream=sys.stderr,
+    logging.basicConfig(level=config.log.level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logfilter.install()
     for problem in PLUGIN_PROBLEMS:  # skipped; the platform starts without them
@@ -264,8 +264,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "assets":
             if args.assets_command == "verify":
-                return _assets_verify(config.assets_path)
-            return _assets_manifest(config.assets_path)
+                return _assets_verify(config.store.assets_path)
+            return _assets_manifest(config.store.assets_path)
         if args.command == "serve":
             from merknera.server import serve
 
@@ -276,23 +276,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return asyncio.run(run_demo(config))
         if args.command == "ratings":
-            return asyncio.run(_ratings_rebuild(config.db))
+            return asyncio.run(_ratings_rebuild(config.store.db))
         if args.command == "db":
             if args.db_command == "copy":
                 return asyncio.run(_db_copy(args.source, args.target))
-            return asyncio.run(_db_migrate(config.db))
+            return asyncio.run(_db_migrate(config.store.db))
         if args.command == "tournament":
             from merknera import tournament_cli
 
             if args.tournament_command == "create":
                 return asyncio.run(tournament_cli.create(
-                    config.db, args.game, args.format, args.rounds, args.bots, args.wait))
-            return asyncio.run(tournament_cli.show(config.db, args.id))
+                    config.store.db, args.game, args.format, args.rounds, args.bots, args.wait))
+            return asyncio.run(tournament_cli.show(config.store.db, args.id))
         if args.command == "guest":
-            return asyncio.run(_guest_secret(config.db, args.name))
+            return asyncio.run(_guest_secret(config.store.db, args.name))
         if args.user_command == "add":
-            return asyncio.run(_user_add(config.db, args.name))
-        return asyncio.run(_user_token(config.db, args.name, args.description))
+            return asyncio.run(_user_add(config.store.db, args.name))
+        return asyncio.run(_user_token(config.store.db, args.name, args.description))
     except (StoreError, AssetError) as exc:
         print(f"merknera: {exc}", file=sys.stderr)
         return 1

@@ -1,10 +1,19 @@
 """Configuration: ``config.toml``, then the environment, then the command line -> one Config.
 
-Every key of :class:`Config` can be set in three places, later ones winning:
+A :class:`Config` is made of groups of settings, one per concern (``config.listeners.port``,
+``config.limits.idle_timeout``, ``config.battlebot.port``).  Each setting is defined once,
+in its group: its type and default by the field, its help and bounds by :func:`setting`.
+That one definition gives the setting's key and everything done with it:
 
-1. the TOML file (``--config PATH``, ``MERKNERA_CONFIG``, or ``./config.toml`` if present);
+1. the TOML file (``--config PATH``, ``MERKNERA_CONFIG``, or ``./config.toml`` if present)
+   sets it by its key (``battlebot_port = 8083``), or in its group's table
+   (``[battlebot]`` ``port = 8083``);
 2. the environment, as ``MERKNERA_<KEY>`` (``MERKNERA_MOVE_TIMEOUT=2.5``);
-3. the command line, as ``--<key>`` (``--move-timeout 2.5`` or ``--move_timeout 2.5``).
+3. the command line, as ``--<key>`` (``--move-timeout 2.5`` or ``--move_timeout 2.5``),
+   whose ``--help`` shows each setting's help, default and bounds, by group.
+
+Later sources win.  The key of a setting is its field's name, after its group's
+``KEY_PREFIX`` for the gateways' groups (``battlebot_port`` is ``config.battlebot.port``).
 
 Per-game rules (the keys of :class:`GameRules`) are set in TOML tables
 ``[games.<MNEMONIC>]``, in the environment as ``MERKNERA_GAMES="TICTACTOE.move_timeout=5,..."``
@@ -13,6 +22,7 @@ and on the command line as ``--games TICTACTOE.move_timeout=5`` (repeatable).
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import ipaddress
 import math
@@ -24,7 +34,7 @@ import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_type_hints
+from typing import Any, ClassVar, TypeVar, get_type_hints
 
 from merknera.store.db import POSTGRESQL_URL
 
@@ -32,195 +42,105 @@ ENV_PREFIX = "MERKNERA_"
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
+T = TypeVar("T")
+
 
 class ConfigError(ValueError):
     """A configuration value that cannot be used, named with its source."""
 
 
 @dataclass(frozen=True)
-class GameRules:
-    """Rules of play that an operator may set per game."""
+class Bound:
+    """The numbers a setting may take: at least ``least``, greater than ``above``, at most
+    ``most`` (each only where given)."""
 
-    move_timeout: float
-    """Seconds a bot has to answer NextMove before it forfeits."""
-    max_strikes: int
-    """Faulty replies (malformed, illegal, error) that forfeit a game; the last one does."""
-    rest_call_timeout: float = 1.0
-    """Seconds a bot that speaks the game's own REST API (``protocol: "squelch-rest"``)
-    has for each call, its moves included (the Squelchbot arena spec allows 1 s)."""
+    least: float | None = None
+    above: float | None = None
+    most: float | None = None
+
+    def holds(self, value: float) -> bool:
+        """Whether ``value`` is within the bounds."""
+        return ((self.least is None or value >= self.least)
+                and (self.above is None or value > self.above)
+                and (self.most is None or value <= self.most))
+
+    def __str__(self) -> str:
+        """What the bounds ask, as the error and ``--help`` say it: "must be at least 1"."""
+        if self.least is not None and self.most is not None:
+            return f"must be between {self.least:g} and {self.most:g}"
+        if self.above is not None:
+            return f"must be greater than {self.above:g}"
+        if self.least == 0:
+            return "must not be negative"
+        if self.least is not None:
+            return f"must be at least {self.least:g}"
+        return f"must be at most {self.most:g}"
 
 
 @dataclass(frozen=True)
-class Config:
-    """Everything the platform can be told.  Immutable; build it with :func:`load_config`."""
+class Setting:
+    """What a setting's field says besides its type and default: the help shown for it,
+    and the values it may take (``bound`` for a number, ``choices`` for a word, compared
+    in upper case)."""
 
-    host: str = "127.0.0.1"
-    """Address the HTTP server listens on."""
-    port: int = 8080
-    """Port the HTTP server listens on (0 picks a free one)."""
-    public_url: str = ""
-    """Base URL that bots and browsers reach the platform at; empty means http://host:port."""
-    db: str = "merknera.db"
-    """Path of the SQLite database file."""
-    assets_dir: str = ""
-    """Directory of the game asset files and their manifest; empty means the ``assets/``
-    directory of this installation."""
+    text: str
+    bound: Bound | None = None
+    choices: tuple[str, ...] = ()
+    metavar: str = ""
 
-    connect_timeout: float = 2.0
-    """Seconds to open a connection to a bot."""
-    move_timeout: float = 10.0
-    """Seconds a bot has to answer NextMove (per game: ``[games.X] move_timeout``)."""
-    ping_timeout: float = 5.0
-    """Seconds a bot has to answer Status.Ping."""
-    notify_timeout: float = 5.0
-    """Seconds allowed for NewGame, Complete and Error calls."""
-    rest_call_timeout: float = 1.0
-    """Seconds allowed for each call to a bot that speaks a game's own REST API, its moves
-    included (per game: ``[games.X] rest_call_timeout``; the Squelchbot arena spec's 1 s)."""
-    announce_timeout: float = 1.0
-    """Seconds allowed for the calls a game makes while it goes on and waits for (Squelch's
-    TurnStart and the like); their replies are ignored."""
-    max_reply_bytes: int = 65536
-    """Largest reply body accepted from a bot; a larger one is a malformed reply."""
+    def problem(self, value: object) -> str | None:
+        """Why ``value`` is not allowed ("must be greater than 0"), or None."""
+        if (self.bound is not None and isinstance(value, int | float)
+                and not self.bound.holds(value)):
+            return str(self.bound)
+        if self.choices and str(value).upper() not in self.choices:
+            return self.rule()
+        return None
 
-    ping_interval: float = 60.0
-    """Seconds between liveness pings of online bots; a bot not heard from for this long
-    is pinged before its next first move of a game."""
-    offline_retry_min: float = 1.0
-    """First delay before re-pinging an offline bot; doubles on every failure."""
-    offline_retry_max: float = 120.0
-    """Longest delay between re-pings of an offline bot."""
-    offline_grace: float = 300.0
-    """Seconds a game waits for an offline seat before that seat forfeits."""
-    ready_timeout: float = 120.0
-    """Seconds a bot that answered NewGame with PREPARING has to call Ready."""
+    def rule(self) -> str:
+        """The values allowed, as an error and ``--help`` say it; empty when any is."""
+        if self.bound is not None:
+            return str(self.bound)
+        if self.choices:
+            return f"must be one of {', '.join(self.choices)}"
+        return ""
 
-    concurrency: int = 32
-    """Games played at the same time, at most (on each node)."""
-    lease_seconds: float = 15.0
-    """A node's lease on a game, renewed every third of it: a dead node's games move on."""
-    max_strikes: int = 3
-    """Faulty replies that forfeit a game (per game: ``[games.X] max_strikes``)."""
 
-    allowed_networks: tuple[str, ...] = (
-        "127.0.0.0/8", "::1/128", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7",
-    )
-    """Networks a bot's endpoint may resolve into (CIDR).  Add "0.0.0.0/0" and "::/0" to
-    allow bots anywhere on the internet."""
+_SETTING = "merknera.setting"
 
-    ladder: bool = False
-    """Keep pairing online bots of every game (the continuous ladder)."""
-    ladder_interval: float = 5.0
-    """Seconds between the ladder's scheduling passes."""
-    max_games_per_bot: int = 4
-    """Games a bot may be in at once, at most, for the ladder to give it another."""
-    fault_window: int = 10
-    """The last games of a bot that the fault rule looks at."""
-    fault_share: float = 0.5
-    """Share of those games with a fault of the bot's own that disables it (0 = never)."""
-    admin_token: str = ""
-    """The token of the admin API (``Authorization: Bearer <token>``); empty = no admin."""
 
-    max_games_per_owner: int = 0
-    """Games one owner's bots may be in at once (fair share); 0 = a quarter of
-    ``concurrency``."""
-    registration_burst: int = 10
-    """Registrations a user may make in a row..."""
-    registration_interval: float = 6.0
-    """...after which one more is allowed every this many seconds."""
-    max_bots_per_user: int = 20
-    """Bot names one user may register."""
+def setting(default: T, text: str, *, bound: Bound | None = None,
+            choices: tuple[str, ...] = (), metavar: str = "") -> T:
+    """A field of a settings group: its default, its help ``text`` and what it may take."""
+    return field(default=default, metadata={
+        _SETTING: Setting(text, bound, choices, metavar)})
 
-    idle_timeout: float = 15.0
-    """Seconds a client connection may go without sending a whole request's head (idle,
-    kept alive, or sending its headers slowly) before it is closed."""
-    body_timeout: float = 15.0
-    """Seconds a client has to send a request body."""
-    max_connections: int = 4096
-    """Client connections open at once on every listener together (lowered at start-up to
-    what the open-files limit allows)."""
-    max_connections_per_client: int = 64
-    """Connections one client address (an IPv6 /64) may hold open at once."""
-    max_streams: int = 256
-    """Live streams open at once on every listener together (server-sent events, the
-    hexagons observers' streams)."""
-    max_streams_per_client: int = 8
-    """Live streams one client address may hold open at once."""
-    max_heavy_per_client: int = 8
-    """Answers that take the platform a while to make (a long game's replay, its calls'
-    bodies, a stored gateway game rebuilt) one client address may be waiting for at once
-    (:mod:`merknera.work`)."""
-    stream_send_timeout: float = 15.0
-    """Seconds a live stream's client has to take what it is sent; one that does not is
-    cut off (its connection reset)."""
-    request_burst: int = 300
-    """Requests one client address may send in a row..."""
-    request_rate: float = 100.0
-    """...and then per second, on average (more are answered 429 with Retry-After)."""
-    auth_failure_burst: int = 10
-    """Wrong tokens one client address may send in a row..."""
-    auth_failure_interval: float = 1.0
-    """...after which it may try one more every this many seconds (429 with Retry-After)."""
 
-    battlebot_port: int = 0
-    """Port of the Battlebot listener, where Battlebot's WebSocket clients register, log in
-    and play (0 = no listener)."""
-    battlebot_tls_cert: str = ""
-    """PEM certificate (chain) file: the Battlebot listener speaks TLS (``https``/``wss``,
-    all that the 2017-06 client speaks) when this and ``battlebot_tls_key`` are set."""
-    battlebot_tls_key: str = ""
-    """The PEM private key of ``battlebot_tls_cert``."""
-    battlebot_match_wait: float = 5.0
-    """Seconds a Battlebot client with no contest waits for another client before it is
-    matched with an online bot of another protocol that plays its game."""
-    battlebot_salt_turn_limit: float = 3.0
-    """Seconds a client of the salted-login protocol has for a valid turn (Battlebot's 3 s
-    from the last valid update; invalid turns do not restart it)."""
-    battlebot_graphql_turn_limit: float = 4.0
-    """The same for a client of the GraphQL-registration protocol (Battlebot's later 4 s)."""
-    battlebot_login_timeout: float = 10.0
-    """Seconds a Battlebot client has to log in after it connects."""
-    battlebot_first_message_wait: float = 1.0
-    """The most seconds the listener waits for a new connection to speak first (a
-    GraphQL-era client sends its login at once) before it sends the salt that a
-    salted-login client waits for.  Where the kernel tells the connection's round trip
-    (Linux), the wait is 0.2 s plus four round trips, if that is less."""
-    battlebot_max_message: int = 65536
-    """Largest message a Battlebot client may send, in bytes; a larger one closes the
-    connection (1009)."""
+POSITIVE = Bound(above=0)
+AT_LEAST_ONE = Bound(least=1)
+NOT_NEGATIVE = Bound(least=0)
+A_PORT = Bound(least=0, most=65535)
 
-    hexagons_port: int = 0
-    """Port of the hexagons listener: the MebiPenny 2011 hexagons server's API at its root,
-    for its clients (0 = no listener)."""
-    hexagons_turn_limit: float = 30.0
-    """Seconds a hexagons player has for each move once it holds the turn token (the
-    original's 30 s); a player that takes longer is disqualified."""
-    hexagons_match_wait: float = 5.0
-    """Seconds a client alone in ``GET /match``'s queue waits before it is given a game
-    with an online Hexagons bot of another protocol."""
-    hexagons_join_wait: float = 120.0
-    """Seconds a hexagons game waits for its players to join before it is dropped."""
-    kalaha_port: int = 0
-    """Port of the Kalaha listener: the Kalaha board API (``/api/boards``), whose boards
-    any origin's pages may read (CORS) (0 = no listener)."""
-    kalaha_origins: tuple[str, ...] = ("http://localhost:4200",)
-    """Origins (``scheme://host[:port]``) of the front ends whose pages may create boards
-    and move on them at the Kalaha listener, besides the platform's own play page: by
-    default the original front end's (``kalaha-fe`` under ``ng serve``)."""
-    person_turn_limit: float = 300.0
-    """Seconds a person (a Kalaha board's player, a game in the browser) has for each
-    move; one who takes longer loses on time."""
-    max_open_games_per_client: int = 16
-    """Games one client address may have open at once at the gateways whose clients have
-    no accounts (hexagons games, Kalaha boards, games in the browser)."""
-    max_open_games: int = 1000
-    """Such games open at once in all (the address holding the most gives one up)."""
 
-    log_level: str = "INFO"
-    """Logging level of the platform process."""
+@dataclass(frozen=True)
+class Settings:
+    """A group of settings: a frozen dataclass whose fields are made by :func:`setting`."""
 
-    games: Mapping[str, GameRules] = field(default_factory=dict)
-    """Per-game rule overrides (TOML only)."""
+    KEY_PREFIX: ClassVar[str] = ""
+    """What the keys of the group's settings start with, before the field's name."""
+
+
+@dataclass(frozen=True)
+class ListenerSettings(Settings):
+    """Where the platform listens (/rpc, the site and the API) and what it is called."""
+
+    host: str = setting("127.0.0.1", "Address the HTTP server listens on (0.0.0.0 for every "
+                        "interface).", metavar="ADDRESS")
+    port: int = setting(8080, "Port the HTTP server listens on (0 picks a free one).",
+                        bound=A_PORT)
+    public_url: str = setting("", "Base URL that bots and browsers reach the platform at "
+                              "(asset URLs are built from it); empty means http://host:port.",
+                              metavar="URL")
 
     @property
     def base_url(self) -> str:
@@ -229,6 +149,17 @@ class Config:
             return self.public_url.rstrip("/")
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}"
+
+
+@dataclass(frozen=True)
+class StoreSettings(Settings):
+    """Where the platform keeps its games and its game assets."""
+
+    db: str = setting("merknera.db", "Path of the SQLite database file (one node), or a "
+                      "postgresql:// URL (any number of nodes).", metavar="PATH|URL")
+    assets_dir: str = setting("", "Directory of the game asset files and their manifest; "
+                              "empty means the assets/ directory of this installation.",
+                              metavar="DIR")
 
     @property
     def assets_path(self) -> Path:
@@ -240,10 +171,91 @@ class Config:
 
         return default_directory()
 
+
+@dataclass(frozen=True)
+class CallSettings(Settings):
+    """Calls to bots: how long each kind may take, how large a reply may be, and which
+    networks a bot's endpoint may be on."""
+
+    connect_timeout: float = setting(2.0, "Seconds to open a connection to a bot.",
+                                     bound=POSITIVE)
+    ping_timeout: float = setting(5.0, "Seconds a bot has to answer Status.Ping (any HTTP "
+                                  "200 in time means online).", bound=POSITIVE)
+    notify_timeout: float = setting(5.0, "Seconds allowed for NewGame, Complete and Error "
+                                    "calls.", bound=POSITIVE)
+    announce_timeout: float = setting(1.0, "Seconds allowed for the calls a game makes while "
+                                      "it goes on and waits for (Squelch's TurnStart and the "
+                                      "like); their replies are ignored.", bound=POSITIVE)
+    max_reply_bytes: int = setting(65536, "Largest reply body accepted from a bot; a larger "
+                                   "one is a malformed reply.", bound=Bound(least=1024))
+    allowed_networks: tuple[str, ...] = setting(
+        ("127.0.0.0/8", "::1/128", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16",
+         "fc00::/7"),
+        "Networks (CIDR) a bot's endpoint may resolve into: a registration outside them is "
+        "refused, and calls never go elsewhere. Add 0.0.0.0/0 and ::/0 to allow bots "
+        "anywhere on the internet.", metavar="CIDR,...")
+
     @property
     def networks(self) -> tuple[IPNetwork, ...]:
         """``allowed_networks`` parsed."""
         return tuple(ipaddress.ip_network(net, strict=False) for net in self.allowed_networks)
+
+
+@dataclass(frozen=True)
+class GameRules(Settings):
+    """Rules of play: every game's, unless a game has its own ([games.MNEMONIC] tables,
+    MERKNERA_GAMES, --games MNEMONIC.key=value)."""
+
+    move_timeout: float = setting(10.0, "Seconds a bot has to answer NextMove; a late reply "
+                                  "forfeits the game.", bound=POSITIVE)
+    max_strikes: int = setting(3, "Faulty replies (malformed, illegal, error) that forfeit a "
+                               "game; the last one does.", bound=AT_LEAST_ONE)
+    rest_call_timeout: float = setting(1.0, "Seconds a bot that speaks the game's own REST "
+                                       "API has for each call, its moves included (the "
+                                       "Squelchbot arena spec allows 1 s).", bound=POSITIVE)
+
+
+@dataclass(frozen=True)
+class LivenessSettings(Settings):
+    """How the platform learns that a bot is online or offline, and waits for it."""
+
+    ping_interval: float = setting(60.0, "Seconds between liveness pings of online bots; a "
+                                   "bot not heard from for this long is pinged before its "
+                                   "next first move of a game.", bound=POSITIVE)
+    offline_retry_min: float = setting(1.0, "First delay before re-pinging an offline bot, in "
+                                       "seconds; it doubles on every failure.", bound=POSITIVE)
+    offline_retry_max: float = setting(120.0, "Longest delay between re-pings of an offline "
+                                       "bot, in seconds (at least offline_retry_min).",
+                                       bound=POSITIVE)
+    offline_grace: float = setting(300.0, "Seconds a game waits for an offline seat before "
+                                   "that seat forfeits.", bound=NOT_NEGATIVE)
+    ready_timeout: float = setting(120.0, "Seconds a bot that answered NewGame with PREPARING "
+                                   "has to call Ready.", bound=POSITIVE)
+
+
+@dataclass(frozen=True)
+class SchedulingSettings(Settings):
+    """Which games are played, how many at once, on which node, and which bots are given
+    more: the ladder, fair shares and the fault rule."""
+
+    concurrency: int = setting(32, "Games played at the same time, at most (on each node).",
+                               bound=AT_LEAST_ONE)
+    lease_seconds: float = setting(15.0, "A node's lease on a game, renewed every third of "
+                                   "it: a dead node's games move on after this long.",
+                                   bound=Bound(least=1))
+    ladder: bool = setting(False, "Keep pairing online bots of every game (the continuous "
+                           "ladder).")
+    ladder_interval: float = setting(5.0, "Seconds between the ladder's scheduling passes.",
+                                     bound=POSITIVE)
+    max_games_per_bot: int = setting(4, "Games a bot may be in at once, at most, for the "
+                                     "ladder to give it another.", bound=AT_LEAST_ONE)
+    max_games_per_owner: int = setting(0, "Games one owner's bots may be in at once (fair "
+                                       "share); 0 = a quarter of concurrency.",
+                                       bound=NOT_NEGATIVE)
+    fault_window: int = setting(10, "The last games of a bot that the fault rule looks at.",
+                                bound=AT_LEAST_ONE)
+    fault_share: float = setting(0.5, "Share of those games with a fault of the bot's own "
+                                 "that disables it (0 = never).", bound=Bound(least=0, most=1))
 
     @property
     def owner_share(self) -> int:
@@ -251,25 +263,254 @@ class Config:
         of ``concurrency`` (at least one) when that is 0."""
         return self.max_games_per_owner or max(1, self.concurrency // 4)
 
+
+@dataclass(frozen=True)
+class AccountSettings(Settings):
+    """Who may register bots, how many and how fast, and the admin's token."""
+
+    registration_burst: int = setting(10, "Registrations a user may make in a row...",
+                                      bound=AT_LEAST_ONE)
+    registration_interval: float = setting(6.0, "...after which one more is allowed every "
+                                           "this many seconds.", bound=POSITIVE)
+    max_bots_per_user: int = setting(20, "Bot names one user may register.",
+                                     bound=AT_LEAST_ONE)
+    admin_token: str = setting("", "The token of the admin API (Authorization: Bearer "
+                               "<token>); empty = no admin.", metavar="TOKEN")
+
+
+@dataclass(frozen=True)
+class LimitSettings(Settings):
+    """What one client may take, on every listener: connections, streams, requests, and
+    the time it has to send them."""
+
+    idle_timeout: float = setting(15.0, "Seconds a client connection may go without sending "
+                                  "a whole request's head (idle, kept alive, or sending its "
+                                  "headers slowly) before it is closed.", bound=POSITIVE)
+    body_timeout: float = setting(15.0, "Seconds a client has to send a request body.",
+                                  bound=POSITIVE)
+    max_connections: int = setting(4096, "Client connections open at once on every listener "
+                                   "together (lowered at start-up to what the open-files "
+                                   "limit allows).", bound=AT_LEAST_ONE)
+    max_connections_per_client: int = setting(64, "Connections one client address (an IPv6 "
+                                              "/64) may hold open at once.",
+                                              bound=AT_LEAST_ONE)
+    max_streams: int = setting(256, "Live streams open at once on every listener together "
+                               "(server-sent events, the hexagons observers' streams).",
+                               bound=AT_LEAST_ONE)
+    max_streams_per_client: int = setting(8, "Live streams one client address may hold open "
+                                          "at once.", bound=AT_LEAST_ONE)
+    max_heavy_per_client: int = setting(8, "Answers that take the platform a while to make "
+                                        "(a long game's replay, its calls' bodies, a stored "
+                                        "gateway game rebuilt) one client address may be "
+                                        "waiting for at once.", bound=AT_LEAST_ONE)
+    stream_send_timeout: float = setting(15.0, "Seconds a live stream's client has to take "
+                                         "what it is sent; one that does not is cut off (its "
+                                         "connection reset).", bound=POSITIVE)
+    request_burst: int = setting(300, "Requests one client address may send in a row...",
+                                 bound=AT_LEAST_ONE)
+    request_rate: float = setting(100.0, "...and then per second, on average (more are "
+                                  "answered 429 with Retry-After).", bound=POSITIVE)
+    auth_failure_burst: int = setting(10, "Wrong tokens one client address may send in a "
+                                      "row...", bound=AT_LEAST_ONE)
+    auth_failure_interval: float = setting(1.0, "...after which it may try one more every "
+                                           "this many seconds (429 with Retry-After).",
+                                           bound=POSITIVE)
+
+
+@dataclass(frozen=True)
+class BattlebotSettings(Settings):
+    """The Battlebot gateway: the listener of Battlebot's WebSocket clients (both of its
+    protocols, on one port), where they register, log in and play."""
+
+    KEY_PREFIX: ClassVar[str] = "battlebot_"
+
+    port: int = setting(0, "Port of the Battlebot listener (0 = no listener).", bound=A_PORT)
+    tls_cert: str = setting("", "PEM certificate (chain) file: the Battlebot listener speaks "
+                            "TLS (https/wss, all that the 2017-06 client speaks) when this "
+                            "and battlebot_tls_key are set.", metavar="PATH")
+    tls_key: str = setting("", "The PEM private key of battlebot_tls_cert.", metavar="PATH")
+    match_wait: float = setting(5.0, "Seconds a Battlebot client with no contest waits for "
+                                "another client before it is matched with an online bot of "
+                                "another protocol that plays its game.", bound=POSITIVE)
+    salt_turn_limit: float = setting(3.0, "Seconds a client of the salted-login protocol has "
+                                     "for a valid turn (Battlebot's 3 s from the last valid "
+                                     "update; invalid turns do not restart it).",
+                                     bound=POSITIVE)
+    graphql_turn_limit: float = setting(4.0, "The same for a client of the GraphQL-"
+                                        "registration protocol (Battlebot's later 4 s).",
+                                        bound=POSITIVE)
+    login_timeout: float = setting(10.0, "Seconds a Battlebot client has to log in after it "
+                                   "connects.", bound=POSITIVE)
+    first_message_wait: float = setting(1.0, "The most seconds the listener waits for a new "
+                                        "connection to speak first (a GraphQL-era client "
+                                        "sends its login at once) before it sends the salt "
+                                        "that a salted-login client waits for. Where the "
+                                        "kernel tells the connection's round trip (Linux), "
+                                        "the wait is 0.2 s plus four round trips, if that is "
+                                        "less.", bound=POSITIVE)
+    max_message: int = setting(65536, "Largest message a Battlebot client may send, in "
+                               "bytes; a larger one closes the connection (1009).",
+                               bound=Bound(least=1024))
+
+
+@dataclass(frozen=True)
+class HexagonsSettings(Settings):
+    """The hexagons gateway: the MebiPenny 2011 hexagons server's API at its root, for its
+    clients."""
+
+    KEY_PREFIX: ClassVar[str] = "hexagons_"
+
+    port: int = setting(0, "Port of the hexagons listener (0 = no listener).", bound=A_PORT)
+    turn_limit: float = setting(30.0, "Seconds a hexagons player has for each move once it "
+                                "holds the turn token (the original's 30 s); a player that "
+                                "takes longer is disqualified.", bound=POSITIVE)
+    match_wait: float = setting(5.0, "Seconds a client alone in GET /match's queue waits "
+                                "before it is given a game with an online Hexagons bot of "
+                                "another protocol.", bound=POSITIVE)
+    join_wait: float = setting(120.0, "Seconds a hexagons game waits for its players to join "
+                               "before it is dropped.", bound=POSITIVE)
+
+
+@dataclass(frozen=True)
+class KalahaSettings(Settings):
+    """The Kalaha gateway: the Kalaha board API (/api/boards), whose boards any origin's
+    pages may read (CORS)."""
+
+    KEY_PREFIX: ClassVar[str] = "kalaha_"
+
+    port: int = setting(0, "Port of the Kalaha listener (0 = no listener).", bound=A_PORT)
+    origins: tuple[str, ...] = setting(
+        ("http://localhost:4200",),
+        "Origins (scheme://host[:port]) of the front ends whose pages may create boards and "
+        "move on them at the Kalaha listener, besides the platform's own play page: by "
+        "default the original front end's (kalaha-fe under ng serve).", metavar="ORIGIN,...")
+
+
+@dataclass(frozen=True)
+class GuestSettings(Settings):
+    """Games opened by clients without accounts (hexagons games, Kalaha boards, games in
+    the browser) and the people who play them."""
+
+    person_turn_limit: float = setting(300.0, "Seconds a person (a Kalaha board's player, a "
+                                       "game in the browser) has for each move; one who "
+                                       "takes longer loses on time.", bound=POSITIVE)
+    max_open_games_per_client: int = setting(16, "Such games one client address may have "
+                                             "open at once.", bound=AT_LEAST_ONE)
+    max_open_games: int = setting(1000, "Such games open at once in all (the address holding "
+                                  "the most gives one up).", bound=AT_LEAST_ONE)
+
+
+@dataclass(frozen=True)
+class LogSettings(Settings):
+    """What the platform process logs."""
+
+    KEY_PREFIX: ClassVar[str] = "log_"
+
+    level: str = setting("INFO", "Logging level of the platform process.",
+                         choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything the platform can be told, by group.  Immutable; build it with
+    :func:`load_config`, or with its groups (``Config(store=StoreSettings(db=path))``)."""
+
+    listeners: ListenerSettings = field(default_factory=ListenerSettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
+    calls: CallSettings = field(default_factory=CallSettings)
+    rules: GameRules = field(default_factory=GameRules)
+    liveness: LivenessSettings = field(default_factory=LivenessSettings)
+    scheduling: SchedulingSettings = field(default_factory=SchedulingSettings)
+    accounts: AccountSettings = field(default_factory=AccountSettings)
+    limits: LimitSettings = field(default_factory=LimitSettings)
+    battlebot: BattlebotSettings = field(default_factory=BattlebotSettings)
+    hexagons: HexagonsSettings = field(default_factory=HexagonsSettings)
+    kalaha: KalahaSettings = field(default_factory=KalahaSettings)
+    guests: GuestSettings = field(default_factory=GuestSettings)
+    log: LogSettings = field(default_factory=LogSettings)
+
+    games: Mapping[str, GameRules] = field(default_factory=dict)
+    """Per-game rules, by mnemonic; a game without its own plays by :attr:`rules`."""
+
     def rules_for(self, mnemonic: str) -> GameRules:
-        """The rules of play for one game: its overrides, else the global values."""
-        return self.games.get(mnemonic, GameRules(self.move_timeout, self.max_strikes,
-                                                  self.rest_call_timeout))
+        """The rules of play for one game: its own, else every game's."""
+        return self.games.get(mnemonic, self.rules)
+
+    def replace(self, games: Mapping[str, GameRules] | None = None,
+                **settings: object) -> Config:
+        """This config with some settings changed, named by their keys as in the file
+        (``config.replace(port=0, battlebot_port=8083)``), and with other per-game rules
+        if ``games`` is given; values are read as from the file, and not checked against
+        the bounds.
+
+        :raises TypeError: for a name that is no setting's key.
+        :raises ConfigError: for a value the setting cannot take.
+        """
+        changes: dict[str, dict[str, object]] = {}
+        for name, raw in settings.items():
+            key = KEYS.get(name)
+            if key is None:
+                raise TypeError(f"Config.replace: {name!r} is not a setting's key")
+            changes.setdefault(key.group, {})[key.field] = _coerce(key, raw, "Config.replace")
+        groups: dict[str, Any] = {
+            group: dataclasses.replace(getattr(self, group), **fields)
+            for group, fields in changes.items()}
+        return dataclasses.replace(self, **groups, games=self.games if games is None else games)
 
 
-OVERRIDABLE: tuple[str, ...] = tuple(
-    f.name for f in dataclasses.fields(Config) if f.name != "games"
-)
-"""The keys settable from the environment and the command line."""
+@dataclass(frozen=True)
+class Key:
+    """One setting as operators name it (``battlebot_port``: the file's key, the variable
+    ``MERKNERA_BATTLEBOT_PORT``, the flag ``--battlebot-port``) and where a :class:`Config`
+    holds it (``config.battlebot.port``)."""
+
+    name: str
+    group: str
+    field: str
+    kind: Any
+    """The field's type: int, float, str, bool or tuple[str, ...]."""
+    default: object
+    setting: Setting
+
+    @property
+    def env(self) -> str:
+        """The environment variable that sets it."""
+        return ENV_PREFIX + self.name.upper()
+
+    @property
+    def flag(self) -> str:
+        """The command-line flag that sets it (also taken with underscores)."""
+        return "--" + self.name.replace("_", "-")
 
 
-def _field_types() -> dict[str, Any]:
-    return get_type_hints(Config)
+GROUPS: Mapping[str, type[Settings]] = {
+    group.name: get_type_hints(Config)[group.name]
+    for group in dataclasses.fields(Config) if group.name != "games"}
+"""The settings groups of :class:`Config`, by its attribute, in the order of ``--help``."""
 
 
-def _coerce(key: str, raw: object, source: str) -> object:
-    """Turn a raw value (a TOML value, or a string from env/argv) into the field's type."""
-    kind = _field_types()[key]
+def _keys() -> dict[str, Key]:
+    keys: dict[str, Key] = {}
+    for group, kind in GROUPS.items():
+        hints = get_type_hints(kind)
+        for member in dataclasses.fields(kind):
+            name = kind.KEY_PREFIX + member.name
+            keys[name] = Key(name, group, member.name, hints[member.name], member.default,
+                             member.metadata[_SETTING])
+    return keys
+
+
+KEYS: Mapping[str, Key] = _keys()
+"""Every setting, by its key."""
+
+OVERRIDABLE: tuple[str, ...] = tuple(KEYS)
+"""The keys settable from the file, the environment and the command line."""
+
+
+def _coerce(key: Key, raw: object, source: str) -> object:
+    """Turn a raw value (a TOML value, a string from env/argv, or a Python value) into the
+    setting's type."""
+    kind = key.kind
     try:
         if kind is int:
             if isinstance(raw, bool):
@@ -295,12 +536,12 @@ def _coerce(key: str, raw: object, source: str) -> object:
         if isinstance(kind, types.GenericAlias) and kind.__origin__ is tuple:
             if isinstance(raw, str):
                 return tuple(part.strip() for part in raw.split(",") if part.strip())
-            if isinstance(raw, list) and all(isinstance(item, str) for item in raw):
+            if isinstance(raw, list | tuple) and all(isinstance(item, str) for item in raw):
                 return tuple(raw)
             return _bad(raw)
     except ValueError as exc:
-        raise ConfigError(f"{key} from {source}: {raw!r} is not valid ({exc})") from None
-    raise AssertionError(f"unhandled config type {kind} for {key}")
+        raise ConfigError(f"{key.name} from {source}: {raw!r} is not valid ({exc})") from None
+    raise AssertionError(f"unhandled config type {kind} for {key.name}")
 
 
 _BOOLEANS = {"true": True, "1": True, "yes": True, "on": True,
@@ -339,78 +580,62 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def _validate(config: Config) -> Config:
-    def need(ok: bool, key: str, why: str) -> None:
-        if not ok:
-            raise ConfigError(f"{key} = {getattr(config, key)!r}: {why}")
+    """Check every setting against its own bounds, then the rules between settings and
+    those that read a setting's text."""
+    for key in KEYS.values():
+        value = getattr(getattr(config, key.group), key.field)
+        problem = key.setting.problem(value)
+        if problem is not None:
+            raise ConfigError(f"{key.name} = {value!r}: {problem}")
+    for mnemonic, rules in config.games.items():
+        for member in dataclasses.fields(GameRules):
+            value = getattr(rules, member.name)
+            problem = member.metadata[_SETTING].problem(value)
+            if problem is not None:
+                raise ConfigError(f"games.{mnemonic}.{member.name} = {value!r}: {problem}")
 
-    need(0 <= config.port <= 65535, "port", "must be between 0 and 65535")
-    if _URL.match(config.db) and not POSTGRESQL_URL.match(config.db):
-        raise ConfigError(f"db = '{config.db.split('://')[0]}://...': a URL the store does "
+    db = config.store.db
+    if _URL.match(db) and not POSTGRESQL_URL.match(db):
+        raise ConfigError(f"db = '{db.split('://')[0]}://...': a URL the store does "
                           "not speak: db is the path of a SQLite file (one node) or a "
                           "postgresql:// URL (any number of nodes)")
-    for key in ("battlebot_port", "hexagons_port", "kalaha_port"):
-        need(0 <= getattr(config, key) <= 65535, key, "must be between 0 and 65535")
-    need(bool(config.battlebot_tls_cert) == bool(config.battlebot_tls_key),
-         "battlebot_tls_cert", "needs battlebot_tls_key, and the key the certificate")
-    need(config.battlebot_max_message >= 1024, "battlebot_max_message", "must be at least 1024")
-    for key in ("connect_timeout", "move_timeout", "ping_timeout", "notify_timeout",
-                "announce_timeout", "rest_call_timeout", "battlebot_match_wait",
-                "battlebot_salt_turn_limit", "battlebot_graphql_turn_limit",
-                "battlebot_login_timeout", "battlebot_first_message_wait",
-                "hexagons_turn_limit", "hexagons_match_wait", "hexagons_join_wait",
-                "person_turn_limit",
-                "ping_interval", "offline_retry_min", "offline_retry_max"):
-        need(getattr(config, key) > 0, key, "must be greater than 0")
-    need(config.offline_grace >= 0, "offline_grace", "must not be negative")
-    need(config.ready_timeout > 0, "ready_timeout", "must be greater than 0")
-    need(config.offline_retry_max >= config.offline_retry_min, "offline_retry_max",
-         "must not be less than offline_retry_min")
-    need(config.concurrency >= 1, "concurrency", "must be at least 1")
-    need(config.max_strikes >= 1, "max_strikes", "must be at least 1")
-    need(config.max_reply_bytes >= 1024, "max_reply_bytes", "must be at least 1024")
-    need(config.ladder_interval > 0, "ladder_interval", "must be greater than 0")
-    need(config.lease_seconds >= 1, "lease_seconds", "must be at least 1")
-    need(config.max_games_per_bot >= 1, "max_games_per_bot", "must be at least 1")
-    need(config.fault_window >= 1, "fault_window", "must be at least 1")
-    need(0 <= config.fault_share <= 1, "fault_share", "must be between 0 and 1")
-    need(config.max_games_per_owner >= 0, "max_games_per_owner",
-         "must not be negative (0 = a quarter of concurrency)")
-    for key in ("max_open_games_per_client", "max_open_games",
-                "registration_burst", "max_bots_per_user", "max_connections",
-                "max_connections_per_client", "max_streams", "max_streams_per_client",
-                "max_heavy_per_client", "request_burst",
-                "auth_failure_burst"):
-        need(getattr(config, key) >= 1, key, "must be at least 1")
-    for key in ("registration_interval", "idle_timeout", "body_timeout", "request_rate",
-                "auth_failure_interval", "stream_send_timeout"):
-        need(getattr(config, key) > 0, key, "must be greater than 0")
-    need(bool(config.db), "db", "must name a file")
-    need(config.log_level.upper() in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
-         "log_level", "must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL")
-    need(config.public_url == "" or config.public_url.startswith(("http://", "https://")),
-         "public_url", "must start with http:// or https://")
-    for origin in config.kalaha_origins:
+    if not db:
+        raise ConfigError("db = '': must name a file")
+    battlebot = config.battlebot
+    if bool(battlebot.tls_cert) != bool(battlebot.tls_key):
+        raise ConfigError(f"battlebot_tls_cert = {battlebot.tls_cert!r}: needs "
+                          "battlebot_tls_key, and the key the certificate")
+    liveness = config.liveness
+    if liveness.offline_retry_max < liveness.offline_retry_min:
+        raise ConfigError(f"offline_retry_max = {liveness.offline_retry_max!r}: must not be "
+                          "less than offline_retry_min")
+    public_url = config.listeners.public_url
+    if public_url and not public_url.startswith(("http://", "https://")):
+        raise ConfigError(f"public_url = {public_url!r}: must start with http:// or https://")
+    for origin in config.kalaha.origins:
         if parse_origin(origin) is None:
             raise ConfigError(f"kalaha_origins: {origin!r} is not an origin (scheme://host"
                               "[:port] with the scheme http or https, and nothing after, "
                               "as a browser names a page's origin)")
-    for net in config.allowed_networks:
+    for net in config.calls.allowed_networks:
         try:
             ipaddress.ip_network(net, strict=False)
         except ValueError as exc:
             raise ConfigError(f"allowed_networks: {net!r} is not a network ({exc})") from None
-    for mnemonic, rules in config.games.items():
-        for key, ok, why in (("move_timeout", rules.move_timeout > 0, "greater than 0"),
-                             ("rest_call_timeout", rules.rest_call_timeout > 0,
-                              "greater than 0"),
-                             ("max_strikes", rules.max_strikes >= 1, "at least 1")):
-            if not ok:
-                raise ConfigError(f"games.{mnemonic}.{key} = {getattr(rules, key)!r}: "
-                                  f"must be {why}")
     return config
 
 
-def _game_rules(table: object, base: dict[str, Any], source: str) -> dict[str, GameRules]:
+def _build(values: Mapping[str, object], games: Mapping[str, GameRules]) -> Config:
+    """The Config of every setting's value, by key."""
+    fields: dict[str, dict[str, object]] = {group: {} for group in GROUPS}
+    for key in KEYS.values():
+        fields[key.group][key.field] = values[key.name]
+    groups: dict[str, Any] = {group: GROUPS[group](**fields[group]) for group in GROUPS}
+    return Config(**groups, games=games)
+
+
+def _game_rules(table: object, base: Mapping[str, object],
+                source: str) -> dict[str, GameRules]:
     if not isinstance(table, dict):
         raise ConfigError(f"[games] in {source} must be a table of tables")
     rules: dict[str, GameRules] = {}
@@ -420,12 +645,44 @@ def _game_rules(table: object, base: dict[str, Any], source: str) -> dict[str, G
         unknown = set(values) - {f.name for f in dataclasses.fields(GameRules)}
         if unknown:
             raise ConfigError(f"[games.{mnemonic}] in {source}: unknown keys {sorted(unknown)}")
-        # Each rule is also a global key of Config, which is its default and its type.
+        # A rule the table leaves out is every game's.
         chosen: dict[str, Any] = {
-            f.name: _coerce(f.name, values.get(f.name, base[f.name]), source)
+            f.name: _coerce(KEYS[f.name], values.get(f.name, base[f.name]), source)
             for f in dataclasses.fields(GameRules)}
         rules[mnemonic] = GameRules(**chosen)
     return rules
+
+
+def _read_file(path: Path, values: dict[str, object]) -> object:
+    """Read the settings of a TOML file into ``values``; returns its ``games`` table."""
+    try:
+        with path.open("rb") as handle:
+            document = tomllib.load(handle)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+    found: dict[str, object] = {}
+    for name, raw in document.items():
+        if name == "games":
+            continue
+        if name in KEYS:
+            found[name] = raw
+        elif name in GROUPS and isinstance(raw, dict):
+            prefix = GROUPS[name].KEY_PREFIX
+            for member, inner in raw.items():
+                key = KEYS.get(prefix + member)
+                if key is None or key.group != name:
+                    raise ConfigError(f"{path}: unknown key {member!r} in [{name}]")
+                if key.name in found:
+                    raise ConfigError(f"{path}: {key.name} is set twice (as {key.name} and "
+                                      f"in [{name}])")
+                found[key.name] = inner
+        else:
+            raise ConfigError(f"{path}: unknown key {name!r}")
+    for name, raw in found.items():
+        values[name] = _coerce(KEYS[name], raw, str(path))
+    return document.get("games")
 
 
 def load_config(
@@ -442,8 +699,7 @@ def load_config(
     :raises ConfigError: naming the key, the value and where it came from.
     """
     env = os.environ if environ is None else environ
-    values: dict[str, Any] = {f.name: getattr(Config(), f.name)
-                              for f in dataclasses.fields(Config)}
+    values: dict[str, object] = {key.name: key.default for key in KEYS.values()}
     games_table: object = None
     source_path: Path | None
     if path is not None:
@@ -453,30 +709,17 @@ def load_config(
     else:
         source_path = Path("config.toml") if Path("config.toml").is_file() else None
     if source_path is not None:
-        try:
-            with source_path.open("rb") as handle:
-                document = tomllib.load(handle)
-        except OSError as exc:
-            raise ConfigError(f"cannot read {source_path}: {exc.strerror}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{source_path} is not valid TOML: {exc}") from None
-        for key, raw in document.items():
-            if key == "games":
-                games_table = raw
-            elif key in OVERRIDABLE:
-                values[key] = _coerce(key, raw, str(source_path))
-            else:
-                raise ConfigError(f"{source_path}: unknown key {key!r}")
-    for key in OVERRIDABLE:
-        raw_env = env.get(ENV_PREFIX + key.upper())
+        games_table = _read_file(source_path, values)
+    for key in KEYS.values():
+        raw_env = env.get(key.env)
         if raw_env is not None:
-            values[key] = _coerce(key, raw_env, f"${ENV_PREFIX}{key.upper()}")
-    for key, raw in (overrides or {}).items():
-        if raw is None or key == "games":
+            values[key.name] = _coerce(key, raw_env, f"${key.env}")
+    for name, raw in (overrides or {}).items():
+        if raw is None or name == "games":
             continue
-        if key not in OVERRIDABLE:
-            raise ConfigError(f"unknown configuration key {key!r}")
-        values[key] = _coerce(key, raw, f"--{key.replace('_', '-')}")
+        if name not in KEYS:
+            raise ConfigError(f"unknown configuration key {name!r}")
+        values[name] = _coerce(KEYS[name], raw, KEYS[name].flag)
     table: dict[str, Any] = {}
     if games_table is not None:
         if not isinstance(games_table, dict):
@@ -485,14 +728,13 @@ def load_config(
                  for name, rules in games_table.items()}
     for source, assignments in ((f"${ENV_PREFIX}GAMES", env.get(ENV_PREFIX + "GAMES")),
                                 ("--games", (overrides or {}).get("games"))):
-        for mnemonic, key, raw in _game_assignments(assignments, source):
+        for mnemonic, name, raw in _game_assignments(assignments, source):
             rules = table.setdefault(mnemonic, {})
             if not isinstance(rules, dict):
                 raise ConfigError(f"[games.{mnemonic}] must be a table")
-            rules[key] = raw
-    if table:
-        values["games"] = _game_rules(table, values, str(source_path or "the overrides"))
-    return _validate(Config(**values))
+            rules[name] = raw
+    games = _game_rules(table, values, str(source_path or "the overrides")) if table else {}
+    return _validate(_build(values, games))
 
 
 def _game_assignments(raw: object, source: str) -> list[tuple[str, str, str]]:
@@ -517,27 +759,62 @@ def _game_assignments(raw: object, source: str) -> list[tuple[str, str, str]]:
     return found
 
 
-def add_config_arguments(parser: Any, keys: Sequence[str] = OVERRIDABLE) -> None:
-    """Add ``--<key>`` options (with dashes or underscores) to an argparse parser."""
-    parser.add_argument("--config", dest="config_path", default=None,
-                        help="TOML configuration file (default: ./config.toml if present)")
-    for key in keys:
-        dashed = "--" + key.replace("_", "-")
-        flags = [dashed] if "_" not in key else [dashed, "--" + key]
-        if _field_types()[key] is bool:
-            # `--ladder` alone means true; `--ladder false` is accepted too.
-            parser.add_argument(*flags, dest=key, default=None, nargs="?", const="true",
-                                metavar="true|false", help=f"set the configuration key {key}")
+_METAVARS: Mapping[object, str] = {int: "N", float: "NUMBER", str: "TEXT"}
+
+
+def shown(key: Key) -> str:
+    """A setting's default as it would be written on the command line."""
+    default = key.default
+    if isinstance(default, bool):
+        return str(default).lower()
+    if isinstance(default, tuple):
+        return ",".join(default) or "none"
+    if default == "":
+        return "empty"
+    return str(default)
+
+
+def flag_help(key: Key) -> str:
+    """The ``--help`` text of a setting: its help, its default and the values it may
+    take."""
+    rule = key.setting.rule()
+    return f"{key.setting.text} (default: {shown(key)}{'; ' + rule if rule else ''})"
+
+
+def add_config_arguments(parser: argparse.ArgumentParser,
+                         keys: Sequence[str] = OVERRIDABLE) -> None:
+    """Add ``--<key>`` options (with dashes or underscores) to an argparse parser, in one
+    argument group per settings group, each with its help, default and bounds."""
+    parser.add_argument("--config", dest="config_path", default=None, metavar="PATH",
+                        help="TOML configuration file (default: ./config.toml if present). "
+                             "Each setting below is also read from the file as key = value "
+                             "and from the environment as MERKNERA_<KEY>; the flags also "
+                             "take underscores (--move_timeout).")
+    for group, kind in GROUPS.items():
+        members = [key for key in KEYS.values() if key.group == group and key.name in keys]
+        if not members:
             continue
-        parser.add_argument(*flags, dest=key, default=None, metavar=key.upper(),
-                            help=f"override the configuration key {key}")
-    if "move_timeout" in keys:
-        parser.add_argument("--games", action="append", default=None,
-                            metavar="MNEMONIC.KEY=VALUE",
-                            help="a per-game rule, e.g. TICTACTOE.move_timeout=5 (repeatable)")
+        arguments = parser.add_argument_group(group, (kind.__doc__ or "").replace("%", "%%"))
+        for key in members:
+            text = flag_help(key).replace("%", "%%")
+            flags = {"dest": key.name, "default": None}
+            if key.kind is bool:
+                # `--ladder` alone means true; `--ladder false` is accepted too.
+                options: dict[str, Any] = {**flags, "nargs": "?", "const": "true",
+                                           "metavar": "true|false"}
+            else:
+                options = {**flags, "metavar": key.setting.metavar or _METAVARS.get(
+                    key.kind, "A,B,...")}
+            arguments.add_argument(key.flag, help=text, **options)
+            if "_" in key.name:
+                arguments.add_argument("--" + key.name, help=argparse.SUPPRESS, **options)
+        if group == "rules":
+            arguments.add_argument(
+                "--games", action="append", default=None, metavar="MNEMONIC.KEY=VALUE",
+                help="a rule of one game, e.g. TICTACTOE.move_timeout=5 (repeatable)")
 
 
-def overrides_from_args(args: Any) -> dict[str, object]:
+def overrides_from_args(args: argparse.Namespace) -> dict[str, object]:
     """The ``--<key>`` values given on the command line."""
     found = {key: getattr(args, key, None) for key in OVERRIDABLE}
     found["games"] = getattr(args, "games", None)

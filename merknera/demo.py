@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import sys
 import time
 from collections.abc import Sequence
@@ -150,34 +149,35 @@ async def run_demo(config: Config) -> int:
     """Run until Ctrl-C (with the ladder on, so games keep coming); returns the exit code."""
     # A database of an earlier demo gave every bot to one user, who registers them all at
     # once here: more than a user's usual burst.
-    config = dataclasses.replace(
-        config, ladder=True,
-        registration_burst=max(config.registration_burst, len(DEMO_BOTS)),
-        battlebot_port=config.battlebot_port or DEMO_BATTLEBOT_PORT,
-        hexagons_port=config.hexagons_port or DEMO_HEXAGONS_PORT,
-        kalaha_port=config.kalaha_port or DEMO_KALAHA_PORT)
+    config = config.replace(
+        ladder=True,
+        registration_burst=max(config.accounts.registration_burst, len(DEMO_BOTS)),
+        battlebot_port=config.battlebot.port or DEMO_BATTLEBOT_PORT,
+        hexagons_port=config.hexagons.port or DEMO_HEXAGONS_PORT,
+        kalaha_port=config.kalaha.port or DEMO_KALAHA_PORT)
     async with running(config) as (live, platform):
         heap.settle()
-        print(f"Merknera is running at {live.base_url} (database {live.db})", flush=True)
-        print(f"  open {live.base_url}/ in a browser: leaderboards, bots, replays and live "
-              f"games; the JSON API is described at {live.base_url}/api/openapi.json",
+        base_url, host = live.listeners.base_url, live.listeners.host
+        print(f"Merknera is running at {base_url} (database {live.store.db})", flush=True)
+        print(f"  open {base_url}/ in a browser: leaderboards, bots, replays and live "
+              f"games; the JSON API is described at {base_url}/api/openapi.json",
               flush=True)
         print(f"  Battlebot's clients register and play at {battlebot_url(live)} "
               "(see the README)", flush=True)
-        print(f"  MebiPenny hexagons clients play at http://{live.host}:{live.hexagons_port}, "
-              f"Kalaha boards at http://{live.host}:{live.kalaha_port}/api/boards; people "
-              f"play bots at {live.base_url}/play", flush=True)
+        print(f"  MebiPenny hexagons clients play at http://{host}:{live.hexagons.port}, "
+              f"Kalaha boards at http://{host}:{live.kalaha.port}/api/boards; people "
+              f"play bots at {base_url}/play", flush=True)
         version = time.strftime("demo-%Y%m%d-%H%M%S")
         processes: list[asyncio.subprocess.Process] = []
-        bot_log = Path(f"{live.db}.bots.log")
+        bot_log = Path(f"{live.store.db}.bots.log")
         async with platform.events.listen() as queue:
             try:
                 with bot_log.open("ab") as log_file:  # noqa: ASYNC230 (once, at start-up)
                     for bot in DEMO_BOTS:
                         processes.append(await _start_bot(
-                            bot, live.base_url,
+                            bot, live.listeners.base_url,
                             await _token(platform.db, await _owner(platform.db, bot)), version,
-                            log_file, Path(f"{live.db}.bot-cache")))
+                            log_file, Path(f"{live.store.db}.bot-cache")))
                 print(f"started {len(processes)} reference bots (version {version}, their logs "
                       f"in {bot_log}); Ctrl-C stops everything", flush=True)
                 printer = asyncio.create_task(_print_games(queue, platform))

@@ -7,7 +7,6 @@ The socket is bound first so that ``port = 0`` works: the platform learns its re
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import signal
 import socket
@@ -41,8 +40,10 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-LISTENERS = ("battlebot_port", "hexagons_port", "kalaha_port")
-"""The config keys of the gateways' ports (0: no listener)."""
+def gateway_ports(config: Config) -> dict[str, int]:
+    """The gateways' ports (0: no listener), by their settings' keys."""
+    return {"battlebot_port": config.battlebot.port, "hexagons_port": config.hexagons.port,
+            "kalaha_port": config.kalaha.port}
 
 
 @asynccontextmanager
@@ -51,17 +52,17 @@ async def running(config: Config) -> AsyncIterator[tuple[Config, Platform]]:
 
     :raises StoreError: when another process serves the same SQLite file.
     """
-    with node_lock.serving(config.db):
+    with node_lock.serving(config.store.db):
         async with _running(config) as running_platform:
             yield running_platform
 
 
 @asynccontextmanager
 async def _running(config: Config) -> AsyncIterator[tuple[Config, Platform]]:
-    sock = bind(config.host, config.port)
-    gateway_socks = {key: bind(config.host, getattr(config, key))
-                     for key in LISTENERS if getattr(config, key)}
-    config = dataclasses.replace(config, port=sock.getsockname()[1], **{
+    sock = bind(config.listeners.host, config.listeners.port)
+    gateway_socks = {key: bind(config.listeners.host, port)
+                     for key, port in gateway_ports(config).items() if port}
+    config = config.replace(port=sock.getsockname()[1], **{
         key: gateway_sock.getsockname()[1] for key, gateway_sock in gateway_socks.items()})
     platform = Platform(config)
     platform.battlebot.tls()  # before start-up: a bad certificate stops it at once
@@ -101,9 +102,9 @@ async def _running(config: Config) -> AsyncIterator[tuple[Config, Platform]]:
 
 def battlebot_url(config: Config) -> str:
     """The Battlebot listener's base URL (its clients are given its ``host:port``)."""
-    scheme = "https" if config.battlebot_tls_cert else "http"
-    host = f"[{config.host}]" if ":" in config.host else config.host
-    return f"{scheme}://{host}:{config.battlebot_port}"
+    scheme = "https" if config.battlebot.tls_cert else "http"
+    host = f"[{config.listeners.host}]" if ":" in config.listeners.host else config.listeners.host
+    return f"{scheme}://{host}:{config.battlebot.port}"
 
 
 async def wait_for_signal() -> None:
@@ -123,14 +124,14 @@ async def serve(config: Config) -> None:
     """Serve until SIGINT or SIGTERM; prints ``Merknera listening on <url>`` when ready."""
     async with running(config) as (live, _):
         heap.settle()
-        print(f"Merknera listening on {live.base_url} (database {redacted(live.db)})",
-              flush=True)
-        if live.battlebot_port:
+        print(f"Merknera listening on {live.listeners.base_url} "
+              f"(database {redacted(live.store.db)})", flush=True)
+        if live.battlebot.port:
             print(f"Battlebot listener on {battlebot_url(live)}", flush=True)
-        host = f"[{live.host}]" if ":" in live.host else live.host
-        if live.hexagons_port:
-            print(f"Hexagons listener on http://{host}:{live.hexagons_port}", flush=True)
-        if live.kalaha_port:
-            print(f"Kalaha listener on http://{host}:{live.kalaha_port}/api/boards", flush=True)
+        host = f"[{live.listeners.host}]" if ":" in live.listeners.host else live.listeners.host
+        if live.hexagons.port:
+            print(f"Hexagons listener on http://{host}:{live.hexagons.port}", flush=True)
+        if live.kalaha.port:
+            print(f"Kalaha listener on http://{host}:{live.kalaha.port}/api/boards", flush=True)
         await wait_for_signal()
         log.info("stopping")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
@@ -12,7 +11,7 @@ import pytest
 from pytest_aiohttp import AiohttpClient
 
 from merknera.app import Platform, build_app
-from merknera.config import Config
+from merknera.config import CallSettings, Config, GameRules, LivenessSettings, StoreSettings
 from merknera.store import Database, users
 from tests.postgres_support import Cluster, start_cluster
 from tests.support import Arena
@@ -62,15 +61,15 @@ def config(request: pytest.FixtureRequest, tmp_path: Path) -> Config:
     else:
         db = str(tmp_path / "merknera.db")
     return Config(
-        db=db,
-        move_timeout=1.0,
-        ping_timeout=1.0,
-        notify_timeout=1.0,
-        connect_timeout=1.0,
-        ping_interval=30.0,
-        offline_retry_min=0.05,
-        offline_retry_max=0.2,
-        offline_grace=1.5,
+        store=StoreSettings(db=db),
+        rules=GameRules(move_timeout=1.0),
+        calls=CallSettings(ping_timeout=1.0, notify_timeout=1.0, connect_timeout=1.0),
+        liveness=LivenessSettings(
+            ping_interval=30.0,
+            offline_retry_min=0.05,
+            offline_retry_max=0.2,
+            offline_grace=1.5,
+        ),
     )
 
 
@@ -90,7 +89,7 @@ ArenaFactory = Callable[..., Awaitable[Arena]]
 def make_arena(config: Config, aiohttp_client: AiohttpClient) -> ArenaFactory:
     """Like ``arena``, with configuration changes: ``await make_arena(ladder=True)``."""
     async def make(**changes: Any) -> Arena:
-        changed = dataclasses.replace(config, **changes)
+        changed = config.replace(**changes)
         platform = Platform(changed)
         client = await aiohttp_client(build_app(changed, platform))
         _, token = await users.create_user(platform.db, "alice")

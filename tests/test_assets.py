@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import hashlib
 import json
@@ -16,7 +15,7 @@ import pytest
 
 from merknera.app import Platform
 from merknera.assets import AssetError, AssetStore, default_directory, load_games, read_manifest
-from merknera.config import Config
+from merknera.config import Config, ListenerSettings
 from tests.support import Arena
 
 ASSETS = default_directory()
@@ -103,13 +102,13 @@ async def test_a_large_asset_is_sent_gzipped_as_compressed_once(
 
 def test_descriptors_are_absolute_urls_from_the_public_base_url() -> None:
     store = AssetStore.load(ASSETS)
-    config = Config(public_url="https://arena.example.org/")
-    descriptors = store.descriptors("SCRABBLE", config.base_url)
+    config = Config(listeners=ListenerSettings(public_url="https://arena.example.org/"))
+    descriptors = store.descriptors("SCRABBLE", config.listeners.base_url)
     entry = store.roles("SCRABBLE")["letters"]
     assert descriptors["letters"] == {
         "sha1": entry.sha1,
         "url": f"https://arena.example.org/assets/{entry.sha1}/letters-english.json"}
-    assert store.descriptors("TICTACTOE", config.base_url) == {}
+    assert store.descriptors("TICTACTOE", config.listeners.base_url) == {}
 
 
 @pytest.fixture
@@ -122,7 +121,7 @@ def tampered(tmp_path: Path) -> Path:
 
 
 async def test_a_tampered_file_stops_start_up(config: Config, tampered: Path) -> None:
-    platform = Platform(dataclasses.replace(config, assets_dir=str(tampered)))
+    platform = Platform(config.replace(assets_dir=str(tampered)))
     with pytest.raises(AssetError, match=r"scrabble/dictionary-english\.txt: SHA1 "):
         await platform.start()
 

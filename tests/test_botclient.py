@@ -24,8 +24,8 @@ Script = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 async def client(config: Config) -> AsyncIterator[BotClient]:
     # A ping's own limit generous: the ping test is about what an answer means, and a busy
     # CI machine once took over the shared 1 s to answer on loopback.
-    async with BotClient(dataclasses.replace(config, max_reply_bytes=2048,
-                                             ping_timeout=10.0)) as bot_client:
+    async with BotClient(config.replace(max_reply_bytes=2048,
+                                        ping_timeout=10.0)) as bot_client:
         yield bot_client
 
 
@@ -257,7 +257,7 @@ async def test_fault_messages_never_name_the_endpoint(
     port = free_port()
     endpoint = endpoint.format(closed=port)
     if networks is not None:
-        config = dataclasses.replace(config, allowed_networks=networks)
+        config = config.replace(allowed_networks=networks)
     async with BotClient(config) as bot_client:
         result = await bot_client.call(endpoint, "s", "TicTacToe.NextMove", {}, 2.0)
     assert result.fault is not None and result.fault.kind is kind

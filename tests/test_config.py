@@ -10,16 +10,22 @@ import argparse
 import dataclasses
 import ipaddress
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from merknera import cli
 from merknera.config import (
+    GROUPS,
+    KEYS,
     OVERRIDABLE,
     Config,
     ConfigError,
     GameRules,
+    Key,
+    ListenerSettings,
+    StoreSettings,
     add_config_arguments,
     load_config,
     overrides_from_args,
@@ -46,9 +52,11 @@ def write(path: Path, text: str) -> Path:
 def test_defaults(toml: Path) -> None:
     config = load_config(toml, environ={})
     assert config == Config()
-    assert (config.host, config.port, config.public_url, config.db) == (
+    listeners = config.listeners
+    assert (listeners.host, listeners.port, listeners.public_url, config.store.db) == (
         "127.0.0.1", 8080, "", "merknera.db")
-    assert (config.move_timeout, config.ping_timeout, config.max_strikes) == (10.0, 5.0, 3)
+    assert (config.rules.move_timeout, config.calls.ping_timeout, config.rules.max_strikes) == (
+        10.0, 5.0, 3)
     assert config.games == {}
     assert config.rules_for("TICTACTOE") == GameRules(move_timeout=10.0, max_strikes=3)
 
@@ -62,7 +70,7 @@ def test_without_a_path_config_toml_in_the_working_directory_is_read(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     write(tmp_path / "config.toml", "port = 9001\n")
-    assert load_config(environ={}).port == 9001
+    assert load_config(environ={}).listeners.port == 9001
 
 
 def test_without_a_path_merknera_config_names_the_file(
@@ -70,7 +78,7 @@ def test_without_a_path_merknera_config_names_the_file(
     monkeypatch.chdir(tmp_path)
     write(tmp_path / "config.toml", "port = 9001\n")
     other = write(tmp_path / "other.toml", "port = 9002\n")
-    assert load_config(environ={"MERKNERA_CONFIG": str(other)}).port == 9002
+    assert load_config(environ={"MERKNERA_CONFIG": str(other)}).listeners.port == 9002
 
 
 def test_the_project_config_toml_is_valid_and_matches_the_defaults() -> None:
@@ -91,35 +99,35 @@ allowed_networks = ["0.0.0.0/0", "::/0"]
 log_level = "DEBUG"
 """)
     config = load_config(toml, environ={})
-    assert config.host == ANY_HOST
-    assert config.port == 9000
-    assert config.public_url == "https://arena.example.org/"
-    assert config.db == "/var/lib/merknera/arena.db"
-    assert config.move_timeout == 2.5
-    assert config.ping_interval == 30.0
-    assert isinstance(config.ping_interval, float)
-    assert config.max_strikes == 5
-    assert config.allowed_networks == ("0.0.0.0/0", "::/0")
-    assert config.log_level == "DEBUG"
-    assert config.notify_timeout == 5.0  # untouched keys keep their defaults
+    assert config.listeners.host == ANY_HOST
+    assert config.listeners.port == 9000
+    assert config.listeners.public_url == "https://arena.example.org/"
+    assert config.store.db == "/var/lib/merknera/arena.db"
+    assert config.rules.move_timeout == 2.5
+    assert config.liveness.ping_interval == 30.0
+    assert isinstance(config.liveness.ping_interval, float)
+    assert config.rules.max_strikes == 5
+    assert config.calls.allowed_networks == ("0.0.0.0/0", "::/0")
+    assert config.log.level == "DEBUG"
+    assert config.calls.notify_timeout == 5.0  # untouched keys keep their defaults
 
 
 def test_the_environment_overrides_the_file(toml: Path) -> None:
     write(toml, f"port = 9000\nmove_timeout = 2.5\nhost = \"{ANY_HOST}\"\n")
     config = load_config(toml, environ={"MERKNERA_PORT": "9100", "MERKNERA_MOVE_TIMEOUT": "1.5",
                                         "PORT": "1", "merknera_host": "ignored"})
-    assert config.port == 9100
-    assert config.move_timeout == 1.5
-    assert config.host == ANY_HOST
+    assert config.listeners.port == 9100
+    assert config.rules.move_timeout == 1.5
+    assert config.listeners.host == ANY_HOST
 
 
 def test_overrides_override_the_environment(toml: Path) -> None:
     write(toml, "port = 9000\n")
     config = load_config(toml, environ={"MERKNERA_PORT": "9100", "MERKNERA_DB": "env.db"},
                          overrides={"port": "9200", "db": None, "max_strikes": "4"})
-    assert config.port == 9200
-    assert config.db == "env.db"  # a None override means "not given"
-    assert config.max_strikes == 4
+    assert config.listeners.port == 9200
+    assert config.store.db == "env.db"  # a None override means "not given"
+    assert config.rules.max_strikes == 4
 
 
 def test_command_line_options(toml: Path) -> None:
@@ -133,11 +141,11 @@ def test_command_line_options(toml: Path) -> None:
     assert set(overrides) == {*OVERRIDABLE, "games"}
     config = load_config(args.config_path, environ={"MERKNERA_MOVE_TIMEOUT": "9"},
                          overrides=overrides)
-    assert config.move_timeout == 2.5
-    assert config.ping_timeout == 1.0
-    assert config.allowed_networks == ("10.0.0.0/8", "192.168.0.0/16")
-    assert config.port == 0
-    assert config.connect_timeout == Config().connect_timeout
+    assert config.rules.move_timeout == 2.5
+    assert config.calls.ping_timeout == 1.0
+    assert config.calls.allowed_networks == ("10.0.0.0/8", "192.168.0.0/16")
+    assert config.listeners.port == 0
+    assert config.calls.connect_timeout == Config().calls.connect_timeout
 
 
 def test_command_line_options_for_some_keys_only() -> None:
@@ -151,21 +159,24 @@ def test_command_line_options_for_some_keys_only() -> None:
 def test_games_is_not_a_command_line_key() -> None:
     assert "games" not in OVERRIDABLE
     assert "move_timeout" in OVERRIDABLE
-    assert len(OVERRIDABLE) == len(dataclasses.fields(Config)) - 1
+    # Every setting of every group of Config, the per-game rules (games) aside.
+    settings = [member for group in dataclasses.fields(Config) if group.name != "games"
+                for member in dataclasses.fields(getattr(Config(), group.name))]
+    assert len(OVERRIDABLE) == len(settings)
 
 
 def test_allowed_networks_from_a_comma_separated_environment_string(toml: Path) -> None:
     config = load_config(toml, environ={
         "MERKNERA_ALLOWED_NETWORKS": " 10.0.0.0/8 ,::1/128,, 192.168.1.0/24 "})
-    assert config.allowed_networks == ("10.0.0.0/8", "::1/128", "192.168.1.0/24")
-    assert config.networks == (ipaddress.ip_network("10.0.0.0/8"),
-                               ipaddress.ip_network("::1/128"),
-                               ipaddress.ip_network("192.168.1.0/24"))
+    assert config.calls.allowed_networks == ("10.0.0.0/8", "::1/128", "192.168.1.0/24")
+    assert config.calls.networks == (ipaddress.ip_network("10.0.0.0/8"),
+                                     ipaddress.ip_network("::1/128"),
+                                     ipaddress.ip_network("192.168.1.0/24"))
 
 
 def test_networks_with_host_bits_are_accepted(toml: Path) -> None:
     config = load_config(toml, environ={"MERKNERA_ALLOWED_NETWORKS": "10.1.2.3/8"})
-    assert config.networks == (ipaddress.ip_network("10.0.0.0/8"),)
+    assert config.calls.networks == (ipaddress.ip_network("10.0.0.0/8"),)
 
 
 def test_per_game_rules(toml: Path) -> None:
@@ -200,7 +211,8 @@ def test_per_game_rules_inherit_environment_and_overrides(toml: Path) -> None:
     ("http://10.0.0.5:8080/merknera/", ANY_HOST, 80, "http://10.0.0.5:8080/merknera"),
 ], ids=["host and port", "v6 host", "public url", "public url with a path"])
 def test_base_url(public_url: str, host: str, port: int, expected: str) -> None:
-    assert Config(public_url=public_url, host=host, port=port).base_url == expected
+    listeners = ListenerSettings(public_url=public_url, host=host, port=port)
+    assert Config(listeners=listeners).listeners.base_url == expected
 
 
 # -- refusals --------------------------------------------------------------------------------
@@ -384,7 +396,7 @@ rest_call_timeout = 0.4
 max_strikes = 2
 """)
     config = load_config(toml, environ={})
-    assert config.rest_call_timeout == 2.5
+    assert config.rules.rest_call_timeout == 2.5
     assert config.rules_for("SQUELCH").rest_call_timeout == 0.4
     # A game's table without the key, and a game without a table, get the global value.
     assert config.rules_for("TICTACTOE") == GameRules(move_timeout=10.0, max_strikes=2,
@@ -403,7 +415,7 @@ max_strikes = 2
 
 def test_the_default_rest_call_timeout_is_the_spec_s_second(toml: Path) -> None:
     config = load_config(toml, environ={})
-    assert config.rest_call_timeout == 1.0
+    assert config.rules.rest_call_timeout == 1.0
     assert config.rules_for("SQUELCH").rest_call_timeout == 1.0
 
 
@@ -418,7 +430,7 @@ def test_a_database_url_the_store_does_not_speak_is_refused(toml: Path, url: str
 @pytest.mark.parametrize("url", ["postgresql://merknera:secret@db:5432/arena",
                                  "postgres://db/arena", "POSTGRESQL://db/arena"])
 def test_a_postgresql_url_is_a_store(toml: Path, url: str) -> None:
-    assert load_config(toml, environ={"MERKNERA_DB": url}).db == url
+    assert load_config(toml, environ={"MERKNERA_DB": url}).store.db == url
 
 
 def test_serve_with_a_database_url_stops_before_making_anything(
@@ -432,14 +444,14 @@ def test_serve_with_a_database_url_stops_before_making_anything(
 
 
 def test_the_kalaha_front_ends_default_to_the_original_s_and_are_listed(toml: Path) -> None:
-    assert load_config(toml, environ={}).kalaha_origins == ("http://localhost:4200",)
+    assert load_config(toml, environ={}).kalaha.origins == ("http://localhost:4200",)
     write(toml, 'kalaha_origins = ["https://kalaha.example", "http://[::1]:4200"]\n')
-    assert load_config(toml, environ={}).kalaha_origins == (
+    assert load_config(toml, environ={}).kalaha.origins == (
         "https://kalaha.example", "http://[::1]:4200")
     listed = load_config(toml, environ={
         "MERKNERA_KALAHA_ORIGINS": "http://a.example:8000, https://b.example"})
-    assert listed.kalaha_origins == ("http://a.example:8000", "https://b.example")
-    assert load_config(toml, environ={}, overrides={"kalaha_origins": ""}).kalaha_origins == ()
+    assert listed.kalaha.origins == ("http://a.example:8000", "https://b.example")
+    assert load_config(toml, environ={}, overrides={"kalaha_origins": ""}).kalaha.origins == ()
 
 
 @pytest.mark.parametrize("origin", ["localhost:4200", "http://localhost:4200/app", "null",
@@ -462,3 +474,192 @@ def test_a_kalaha_front_end_must_be_an_origin(toml: Path, origin: str) -> None:
     ("http://a.example#x", None), ("", None)])
 def test_an_origin_is_written_one_way(text: str, parsed: str | None) -> None:
     assert parse_origin(text) == parsed
+
+
+# -- one definition per setting: --help, bounds, groups -------------------------------------
+
+
+def serve_help(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> str:
+    """What ``merknera serve --help`` prints, each help text on one line."""
+    monkeypatch.setenv("COLUMNS", "2000")
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["serve", "--help"])
+    assert exited.value.code == 0
+    return capsys.readouterr().out
+
+
+def help_of(text: str, flag: str) -> str:
+    """The line of ``--help`` that starts with ``flag``, with the next (where a long
+    flag puts its help)."""
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if line.strip().startswith(f"{flag} ") or line.strip() == flag:
+            return " ".join(lines[index:index + 2])
+    raise AssertionError(f"{flag} is not in --help")
+
+
+def test_help_shows_each_flag_with_its_help_default_and_bounds(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    text = serve_help(monkeypatch, capsys)
+    assert "override the configuration key" not in text
+    for key in KEYS.values():
+        shown = help_of(text, key.flag)
+        assert key.setting.text in shown, key.name
+        assert "(default: " in shown, key.name
+        rule = key.setting.rule()
+        assert rule in shown, key.name
+    assert ("--port N Port the HTTP server listens on (0 picks a free one). (default: 8080; "
+            "must be between 0 and 65535)") in " ".join(help_of(text, "--port").split())
+    assert "(default: 10.0; must be greater than 0)" in help_of(text, "--move-timeout")
+    assert "(default: 0; must not be negative)" in help_of(text, "--max-games-per-owner")
+    assert "(default: 0.5; must be between 0 and 1)" in help_of(text, "--fault-share")
+    assert ("(default: INFO; must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL)"
+            in help_of(text, "--log-level"))
+    assert "(default: false)" in help_of(text, "--ladder")
+    assert "(default: empty)" in help_of(text, "--public-url")
+    assert "(default: http://localhost:4200)" in help_of(text, "--kalaha-origins")
+    assert "MNEMONIC.KEY=VALUE" in help_of(text, "--games")
+    # Grouped by concern, each group with what it is about.
+    titles = [line[:-1] for line in text.splitlines() if line in {f"{g}:" for g in GROUPS}]
+    assert titles == list(GROUPS)
+    assert "What one client may take, on every listener" in text
+    # The underscored spellings are taken, and not shown twice.
+    assert "--move_timeout" not in text.replace("(--move_timeout)", "")
+
+
+def test_a_subcommand_shows_only_its_own_settings(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("COLUMNS", "2000")
+    with pytest.raises(SystemExit):
+        cli.main(["user", "add", "--help"])
+    text = capsys.readouterr().out
+    assert "--db PATH|URL" in text
+    assert "store:" in text
+    assert "--port" not in text
+    assert "listeners:" not in text
+
+
+def test_every_number_has_bounds_and_every_key_is_in_the_sample_file() -> None:
+    for key in KEYS.values():
+        if key.kind in (int, float):
+            assert key.setting.bound is not None, key.name
+    shipped = Path(__file__).resolve().parent.parent / "config.toml"
+    with shipped.open("rb") as handle:
+        assert set(tomllib.load(handle)) == set(KEYS)
+
+
+def _outside_and_edge(key: Key) -> tuple[object, object]:
+    """A value just outside the setting's bounds, and one on their edge inside."""
+    bound = key.setting.bound
+    assert bound is not None
+    step = 1 if key.kind is int else 0.5
+    if bound.above is not None:
+        return key.kind(bound.above), key.kind(bound.above + step)
+    if bound.most is not None and bound.least is not None:
+        return key.kind(bound.most + step), key.kind(bound.most)
+    assert bound.least is not None
+    return key.kind(bound.least - step), key.kind(bound.least)
+
+
+BOUNDED = [key for key in KEYS.values() if key.setting.bound is not None]
+
+
+@pytest.mark.parametrize("key", BOUNDED, ids=[key.name for key in BOUNDED])
+def test_the_bounds_of_each_setting_come_from_its_definition(
+        toml: Path, key: Key, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    outside, edge = _outside_and_edge(key)
+    rule = str(key.setting.bound)
+    for source in ("environment", "file", "override"):
+        environ: dict[str, str] = {}
+        overrides: dict[str, object] = {}
+        if source == "environment":
+            environ[key.env] = str(outside)
+        elif source == "file":
+            write(toml, f"{key.name} = {outside}\n")
+        else:
+            overrides[key.name] = str(outside)
+        with pytest.raises(ConfigError) as caught:
+            load_config(toml, environ=environ, overrides=overrides)
+        assert str(caught.value) == f"{key.name} = {outside!r}: {rule}"
+    write(toml, "")
+    # The edge is allowed (with offline_retry_min no greater, which the other rule asks).
+    environ = {key.env: str(edge)}
+    if key.name == "offline_retry_max":
+        environ["MERKNERA_OFFLINE_RETRY_MIN"] = str(edge)
+    config = load_config(toml, environ=environ)
+    assert getattr(getattr(config, key.group), key.field) == edge
+    # ...and --help says the same bounds.
+    assert f"; {rule})" in help_of(serve_help(monkeypatch, capsys), key.flag)
+
+
+@pytest.mark.parametrize("name", [f.name for f in dataclasses.fields(GameRules)])
+def test_a_game_s_own_rules_have_the_bounds_of_every_game_s(toml: Path, name: str) -> None:
+    key = KEYS[name]
+    outside, edge = _outside_and_edge(key)
+    with pytest.raises(ConfigError) as caught:
+        load_config(toml, environ={"MERKNERA_GAMES": f"KALAHA.{name}={outside}"})
+    assert str(caught.value) == f"games.KALAHA.{name} = {outside!r}: {key.setting.bound}"
+    config = load_config(toml, environ={"MERKNERA_GAMES": f"KALAHA.{name}={edge}"})
+    assert getattr(config.rules_for("KALAHA"), name) == edge
+
+
+def test_a_group_s_keys_may_be_written_in_its_table(toml: Path) -> None:
+    write(toml, """
+port = 9000
+[limits]
+idle_timeout = 20
+request_rate = 50.5
+[battlebot]
+port = 8083
+tls_cert = "cert.pem"
+tls_key = "key.pem"
+[log]
+level = "DEBUG"
+[games.TICTACTOE]
+max_strikes = 2
+""")
+    config = load_config(toml, environ={"MERKNERA_IDLE_TIMEOUT": "25"})
+    assert config.listeners.port == 9000
+    assert config.limits.idle_timeout == 25.0  # the environment still wins over the file
+    assert config.limits.request_rate == 50.5
+    assert (config.battlebot.port, config.battlebot.tls_cert, config.battlebot.tls_key) == (
+        8083, "cert.pem", "key.pem")
+    assert config.log.level == "DEBUG"
+    assert config.rules_for("TICTACTOE").max_strikes == 2
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[limits]\nidle_timout = 20\n", "unknown key 'idle_timout' in [limits]"),
+    ("[limits]\nport = 20\n", "unknown key 'port' in [limits]"),
+    ("[battlebot]\nbattlebot_port = 20\n", "unknown key 'battlebot_port' in [battlebot]"),
+    ("idle_timeout = 10\n[limits]\nidle_timeout = 20\n",
+     "idle_timeout is set twice (as idle_timeout and in [limits])"),
+    ("[limits]\nidle_timeout = \"soon\"\n", "idle_timeout from "),
+    ("[limits]\nidle_timeout = 0\n", "idle_timeout = 0.0: must be greater than 0"),
+])
+def test_a_group_s_table_is_checked_like_its_keys(toml: Path, text: str, message: str) -> None:
+    write(toml, text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(toml, environ={})
+    assert message in str(caught.value)
+
+
+def test_replace_changes_settings_by_their_keys() -> None:
+    config = Config(store=StoreSettings(db="arena.db"))
+    changed = config.replace(port=0, battlebot_port=8083, idle_timeout=3, ladder=True,
+                             allowed_networks=("0.0.0.0/0",))
+    assert (changed.listeners.port, changed.battlebot.port) == (0, 8083)
+    assert changed.limits.idle_timeout == 3.0
+    assert isinstance(changed.limits.idle_timeout, float)
+    assert changed.scheduling.ladder is True
+    assert changed.calls.allowed_networks == ("0.0.0.0/0",)
+    assert changed.store.db == "arena.db"  # the rest is kept
+    assert config.listeners.port == 8080  # a new config; the old one stays
+    rules = {"KALAHA": GameRules(max_strikes=1)}
+    assert changed.replace(games=rules).games == rules
+    assert changed.replace(games=rules).listeners == changed.listeners
+    with pytest.raises(TypeError, match="'prot' is not a setting's key"):
+        config.replace(prot=1)
+    with pytest.raises(ConfigError, match=r"port from Config\.replace: 'abc' is not valid"):
+        config.replace(port="abc")

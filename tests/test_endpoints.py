@@ -23,7 +23,7 @@ from merknera.endpoints import (
     parse_endpoint,
 )
 
-DEFAULT: tuple[IPNetwork, ...] = Config().networks
+DEFAULT: tuple[IPNetwork, ...] = Config().calls.networks
 LOOPBACK: tuple[IPNetwork, ...] = (ipaddress.ip_network("127.0.0.0/8"),
                                    ipaddress.ip_network("::1/128"))
 PRIVATE_10: tuple[IPNetwork, ...] = (ipaddress.ip_network("10.0.0.0/8"),)

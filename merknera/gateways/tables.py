@@ -114,10 +114,11 @@ class Tables:
         self._arena = self.arena = scheduler.arena
         self._transport = transport
         config = self._arena.config
-        self._open: Holdings[Table] = Holdings(config.max_open_games,
-                                               config.max_open_games_per_client, "games")
+        self._open: Holdings[Table] = Holdings(config.guests.max_open_games,
+                                               config.guests.max_open_games_per_client, "games")
         self._tables: dict[tuple[str, str], Table] = {}
-        self._new_names = Buckets(config.registration_burst, config.registration_interval)
+        self._new_names = Buckets(config.accounts.registration_burst,
+                                  config.accounts.registration_interval)
         self.forgotten: list[Callable[[Table], None]] = []
         """Called with each ended game as it is forgotten (dropped from memory)."""
         self._ended: OrderedDict[tuple[str, str], Table] = OrderedDict()
@@ -308,7 +309,7 @@ class Tables:
             return None
         if bot_id is not None:
             return online[0]
-        cap = arena.config.max_games_per_bot
+        cap = arena.config.scheduling.max_games_per_bot
         ids = [bot.id for bot in online]
         roomy = await arena.db.read(
             lambda conn: [c.bot_id for c in competition.contenders(conn, ids, cap)])

@@ -69,15 +69,16 @@ class Guard:
     def __init__(self, config: Config) -> None:
         self.config = config
         """Where the limits come from: the keys of the same names."""
-        self.connections = ConnectionGuard(config.max_connections,
-                                           config.max_connections_per_client)
-        self.auth = AuthThrottle(config.auth_failure_burst, config.auth_failure_interval)
-        self.requests = Buckets(config.request_burst, 1.0 / config.request_rate)
+        self.connections = ConnectionGuard(config.limits.max_connections,
+                                           config.limits.max_connections_per_client)
+        self.auth = AuthThrottle(config.limits.auth_failure_burst,
+                                 config.limits.auth_failure_interval)
+        self.requests = Buckets(config.limits.request_burst, 1.0 / config.limits.request_rate)
         """Requests per client: a client that sends more than its share is answered 429,
         so that one client cannot keep the event loop (whose lag every move deadline
         feels) to itself."""
-        self.streams: Holdings[Stream] = Holdings(config.max_streams,
-                                                  config.max_streams_per_client,
+        self.streams: Holdings[Stream] = Holdings(config.limits.max_streams,
+                                                  config.limits.max_streams_per_client,
                                                   "live streams")
         """The live streams of every listener (server-sent events, the hexagons observers'
         streams), each in its place (:meth:`stream`)."""
@@ -119,8 +120,8 @@ class Guard:
         hundreds of MiB), and no protocol here sends compressed bodies
         (:func:`merknera.guard.bodies.read_body` refuses them).
         """
-        return {"keepalive_timeout": self.config.idle_timeout,
-                "lingering_time": min(LINGERING_SECONDS, self.config.idle_timeout),
+        return {"keepalive_timeout": self.config.limits.idle_timeout,
+                "lingering_time": min(LINGERING_SECONDS, self.config.limits.idle_timeout),
                 "auto_decompress": False}
 
     def listener(self, runner: web.BaseRunner, sock: socket.socket,
@@ -140,7 +141,7 @@ class Guard:
         :raises FullError: when all ``max_streams`` are taken and nobody can make room.
         """
         stream = Stream(request.transport, self.connections.gone(request),
-                        self.config.stream_send_timeout)
+                        self.config.limits.stream_send_timeout)
         self.streams.take(self.client(request), stream, stream.turn_out)
         try:
             yield stream
@@ -152,7 +153,7 @@ class Guard:
 
         :raises BodyError: with the status to answer and why.
         """
-        return await read_body(request, limit, self.config.body_timeout)
+        return await read_body(request, limit, self.config.limits.body_timeout)
 
     async def verify_token(self, request: web.BaseRequest, token: str,
                            lookup: Callable[[str], Awaitable[T | None]]) -> T | None:

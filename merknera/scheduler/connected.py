@@ -70,7 +70,7 @@ class ConnectedSeats:
         """A call whose reply is ignored, to a connected seat: in line, so that it comes
         before the seat is asked again (it only queues a message)."""
         await self._arena.seats.tell(self._arena.latest(self._bots[seat]), play.game, call,
-                                     self._arena.config.notify_timeout)
+                                     self._arena.config.calls.notify_timeout)
 
     async def race(self, mover: Seat, asking: Awaitable[CallResult]) -> CallResult | Seat:
         """The mover's answer, or the other connected seat whose client left first (the

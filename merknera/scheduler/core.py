@@ -54,7 +54,7 @@ class Scheduler:
 
     def room(self) -> int:
         """Games this node could start playing now (``concurrency`` less its runners)."""
-        return max(0, self.arena.config.concurrency - self.running)
+        return max(0, self.arena.config.scheduling.concurrency - self.running)
 
     async def free(self) -> int:
         """Games the arena could start playing now: this node's room, or with several
@@ -63,7 +63,7 @@ class Scheduler:
         if leases.live_nodes <= 1:
             return self.room()
         unfinished = await nodes.unfinished_count(self.arena.db)
-        return max(0, self.arena.config.concurrency * leases.live_nodes - unfinished)
+        return max(0, self.arena.config.scheduling.concurrency * leases.live_nodes - unfinished)
 
     async def offer(self, game_ids: list[int]) -> None:
         """New games for whichever node has room: with one node, started here; with

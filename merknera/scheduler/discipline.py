@@ -94,7 +94,7 @@ class Discipline:
     async def after_game(self, bot_ids: list[int]) -> None:
         """Apply the fault rule to bots that were at fault in a game just finished."""
         config = self._arena.config
-        if config.fault_share <= 0:
+        if config.scheduling.fault_share <= 0:
             return
         for bot_id in bot_ids:
             seated = self._arena.presence.bot(bot_id)
@@ -103,14 +103,14 @@ class Discipline:
                 # on a board must not shut out the next (the anonymous guest is shared).
                 continue
             marks = await self._arena.db.read(functools.partial(
-                bots.recent_faults, bot_id=bot_id, window=config.fault_window))
-            if len(marks) < config.fault_window:
+                bots.recent_faults, bot_id=bot_id, window=config.scheduling.fault_window))
+            if len(marks) < config.scheduling.fault_window:
                 continue
             faulty = sum(marks)
-            if faulty / len(marks) >= config.fault_share:
+            if faulty / len(marks) >= config.scheduling.fault_share:
                 await self.disable(bot_id, "FAULTS", (
                     f"{faulty} of its last {len(marks)} games had faults of its own "
-                    f"(the limit is {config.fault_share:.0%}); register it again to "
+                    f"(the limit is {config.scheduling.fault_share:.0%}); register it again to "
                     "play again"))
 
 

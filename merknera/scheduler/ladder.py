@@ -157,13 +157,13 @@ class Ladder:
     @property
     def state(self) -> str:
         """OFF (not configured), PAUSED or RUNNING."""
-        if not self._arena.config.ladder:
+        if not self._arena.config.scheduling.ladder:
             return "OFF"
         return "PAUSED" if self.paused else "RUNNING"
 
     def start(self) -> None:
         """Start the passes (when the configuration turns the ladder on)."""
-        if self._arena.config.ladder and self._task is None:
+        if self._arena.config.scheduling.ladder and self._task is None:
             self._task = asyncio.create_task(self._loop(), name="ladder")
 
     async def stop(self) -> None:
@@ -175,7 +175,7 @@ class Ladder:
 
     async def _loop(self) -> None:
         while True:
-            await asyncio.sleep(self._arena.config.ladder_interval)
+            await asyncio.sleep(self._arena.config.scheduling.ladder_interval)
             if self.paused:
                 continue
             try:
@@ -198,7 +198,7 @@ class Ladder:
             if len(online) < 2:
                 continue
             pairs = await arena.db.read(functools.partial(
-                _pair, bot_ids=online, cap=arena.config.max_games_per_bot,
+                _pair, bot_ids=online, cap=arena.config.scheduling.max_games_per_bot,
                 slots=free - len(created)))
             if not pairs:
                 continue

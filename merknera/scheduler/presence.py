@@ -96,7 +96,7 @@ class Presence:
         if entry.recorded_online:
             entry.online.set()
             entry.last_heard = time.monotonic()
-            entry.next_ping = entry.last_heard + self._config.ping_interval
+            entry.next_ping = entry.last_heard + self._config.liveness.ping_interval
         return entry
 
     def learn(self, bot: Bot) -> None:
@@ -220,7 +220,7 @@ class Presence:
         if entry is None:
             return False
         if entry.online.is_set() and (
-                time.monotonic() - entry.last_heard < self._config.ping_interval):
+                time.monotonic() - entry.last_heard < self._config.liveness.ping_interval):
             return True
         return await self.ping(bot_id)
 
@@ -264,7 +264,7 @@ class Presence:
             except PlatformResourceError as exc:
                 # Says nothing about the bot: it keeps its state and is pinged again soon.
                 log.warning("could not ping bot %d: %s", bot_id, exc)
-                entry.next_ping = time.monotonic() + self._config.offline_retry_min
+                entry.next_ping = time.monotonic() + self._config.liveness.offline_retry_min
                 return entry.online.is_set()
         if self._bots.get(bot_id) is not entry:
             return False
@@ -285,7 +285,7 @@ class Presence:
     def _heard(self, entry: _Liveness, why: str = "") -> None:
         entry.last_heard = time.monotonic()
         entry.retry_delay = 0.0
-        entry.next_ping = entry.last_heard + self._config.ping_interval
+        entry.next_ping = entry.last_heard + self._config.liveness.ping_interval
         entry.online.set()
         self._touched.add(entry.bot.id)
         if not entry.recorded_online:
@@ -293,8 +293,8 @@ class Presence:
 
     def _unheard(self, entry: _Liveness, why: str) -> None:
         entry.online.clear()
-        entry.retry_delay = min(self._config.offline_retry_max,
-                                max(self._config.offline_retry_min, entry.retry_delay * 2))
+        entry.retry_delay = min(self._config.liveness.offline_retry_max,
+                                max(self._config.liveness.offline_retry_min, entry.retry_delay * 2))
         entry.next_ping = time.monotonic() + entry.retry_delay
         if entry.recorded_online:
             self._record(entry, online=False, why=why)
@@ -321,7 +321,7 @@ class Presence:
                 bot.id, bot.name, BotStatus.ONLINE if online else BotStatus.OFFLINE))
 
     async def _loop(self) -> None:
-        tick = min(1.0, self._config.offline_retry_min)
+        tick = min(1.0, self._config.liveness.offline_retry_min)
         last_flush = time.monotonic()
         while True:
             now = time.monotonic()

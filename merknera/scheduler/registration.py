@@ -159,8 +159,8 @@ class Registrar:
         self._scheduler = scheduler
         self._arena = scheduler.arena
         self._auth = auth
-        config = scheduler.arena.config
-        self._registrations = Buckets(config.registration_burst, config.registration_interval)
+        accounts = scheduler.arena.config.accounts
+        self._registrations = Buckets(accounts.registration_burst, accounts.registration_interval)
         # An author registering a fleet sends one token again and again: its read, on a
         # reader thread, would be a good share of each registration while games are
         # played, and a registration holds up the next of a script that registers bots
@@ -196,13 +196,13 @@ class Registrar:
             raise _suspended(user)
         wait = self._registrations.take(str(user.id))
         if wait > 0:
-            config = arena.config
+            accounts = arena.config.accounts
             raise RateLimitedError(
-                f'User "{user.name}" has made {config.registration_burst} registrations in '
+                f'User "{user.name}" has made {accounts.registration_burst} registrations in '
                 f"quick succession; after that one more is allowed every "
-                f"{config.registration_interval:g} s: try again in {math.ceil(wait)} s", wait)
+                f"{accounts.registration_interval:g} s: try again in {math.ceil(wait)} s", wait)
         try:
-            await check_endpoint(request.rpcendpoint, arena.config.networks)
+            await check_endpoint(request.rpcendpoint, arena.config.calls.networks)
         except EndpointRefusedError as exc:
             raise RegistrationError(jsonrpc.ENDPOINT_REFUSED,
                                     f"The rpcendpoint was refused: {exc}") from None
@@ -215,7 +215,7 @@ class Registrar:
                 "without a query (?...) or a fragment (#...)")
         secret, stamp = new_secret(), now()
         settings = arena.new_game_settings(game.mnemonic)
-        limit = arena.config.max_bots_per_user
+        limit = arena.config.accounts.max_bots_per_user
         try:
             done = await arena.db.transaction(
                 lambda conn: _register(conn, request, game, secret, stamp, settings, limit))

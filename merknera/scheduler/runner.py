@@ -205,14 +205,14 @@ class GameRunner:
 
     async def _open(self, play: Play) -> None:
         arena = self._arena
-        deadline = time.monotonic() + arena.config.offline_grace
+        deadline = time.monotonic() + arena.config.liveness.offline_grace
         absent: list[Seat] = []
         ready: list[Seat] = []
         preparing: list[Seat] = []
         for seat in range(play.seats):
             if play.record.seats[seat].ready:
                 continue
-            pause = arena.config.offline_retry_min
+            pause = arena.config.liveness.offline_retry_min
             tries = 0
             while True:
                 if not await self._reachable(play, seat, deadline):
@@ -232,7 +232,7 @@ class GameRunner:
                         # Where a nameless Ready may come from (see ReadyService): looked
                         # up once here, not at each Ready call.
                         arena.readiness.expect(self._game_id, seat, await endpoint_addresses(
-                            self._bot(play, seat).endpoint, arena.config.connect_timeout))
+                            self._bot(play, seat).endpoint, arena.config.calls.connect_timeout))
                     break
                 # NewGame went wrong (the bot could not be reached, or its answer was late
                 # or broken): try again after a pause (with back-off), within the grace
@@ -244,9 +244,9 @@ class GameRunner:
                 self._release()
                 await asyncio.sleep(min(pause, remaining))
                 await self._acquire()
-                pause = min(pause * 2, arena.config.offline_retry_max)
+                pause = min(pause * 2, arena.config.liveness.offline_retry_max)
         if absent:
-            grace = arena.config.offline_grace
+            grace = arena.config.liveness.offline_grace
             play.forfeit = absent_outcome(
                 play, absent, Termination.UNREACHABLE,
                 f"stayed offline for more than {grace:g} s before the game began")
@@ -274,7 +274,7 @@ class GameRunner:
                 # hold it up for long (the replies are ignored anyway).
                 await arena.seats.tell(bot, game, SeatCall(self._game_id, note.call,
                                                            note.params, seat),
-                                       arena.config.announce_timeout)
+                                       arena.config.calls.announce_timeout)
 
         await asyncio.gather(*(deliver(seat, mine) for seat, mine in by_seat.items()))
 
@@ -282,7 +282,7 @@ class GameRunner:
         """Wait for the seats that prepare to call Ready; False if some did not in time."""
         arena = self._arena
         self._release()
-        await arena.readiness.wait(self._game_id, preparing, arena.config.ready_timeout)
+        await arena.readiness.wait(self._game_id, preparing, arena.config.liveness.ready_timeout)
         await self._acquire()
         # Decided after the slot is back: a Ready that came meanwhile counts.
         late = [seat for seat in preparing
@@ -294,7 +294,8 @@ class GameRunner:
         for seat in late:
             wire = arena.seats.of(self._bot(play, seat))
             why = (f"did not answer {wire.describe(game, calls.open)} with READY nor call "
-                   f"{wire.describe(game, calls.ready)} within {arena.config.ready_timeout:g} s")
+                   f"{wire.describe(game, calls.ready)} within "
+                   f"{arena.config.liveness.ready_timeout:g} s")
             faults.append((seat, None, Faulted(FaultKind.NOT_READY, why)))
         # Stored together: a stop between two seats' rows would end a resumed game with
         # only the first seat out, where this one ends with all of them out.
@@ -307,11 +308,11 @@ class GameRunner:
         bot = self._bot(play, seat)
         params: JSONObject = {"players": play.seats}
         if game.assets:
-            params.update(arena.assets.descriptors(game.mnemonic, arena.config.base_url))
+            params.update(arena.assets.descriptors(game.mnemonic, arena.config.listeners.base_url))
         params.update(game.new_game_params(play.state, seat))
         call = SeatCall(self._game_id, game.calls.open, params, seat)
         reply = await self._asking(lambda: arena.seats.ask(bot, game, call,
-                                                           arena.config.notify_timeout))
+                                                           arena.config.calls.notify_timeout))
         if reply.fault is not None and reply.fault.kind is FaultKind.UNREACHABLE:
             opened = arena.seats.of(bot).describe(game, game.calls.open)
             arena.presence.went_unreachable(bot.id, f"{opened}: {reply.fault.message}")

@@ -309,7 +309,7 @@ async def send(request: web.Request, pieces: Sequence[bytes | memoryview],
     await response.prepare(request)
     if request.method == "HEAD":
         return response
-    timeout = request.app[GUARD_KEY].config.stream_send_timeout
+    timeout = request.app[GUARD_KEY].config.limits.stream_send_timeout
     with contextlib.suppress(ConnectionResetError):  # the client has gone, or was cut off
         for piece in pieces:
             await in_time(response.write(piece), timeout, request.transport)

@@ -169,7 +169,7 @@ async def page(request: web.Request) -> web.StreamResponse:
         games.append({"mnemonic": KALAHA, "name": REGISTRY[KALAHA].name, "via": "kalaha"})
     response = aiohttp_jinja2.render_template(
         "play.html", request, {"games": games, "kalaha_url": kalaha,
-                               "turn_limit": config.person_turn_limit})
+                               "turn_limit": config.guests.person_turn_limit})
     if kalaha is not None:
         response.headers["Content-Security-Policy"] = CSP.replace(
             "connect-src 'self'", f"connect-src 'self' {kalaha}")
@@ -180,11 +180,12 @@ def kalaha_url(config: Config, request: web.BaseRequest) -> str | None:
     """The Kalaha listener's base URL as a browser reaches it: the public URL's host, or
     else the host the page was asked for, on ``kalaha_port`` (plain HTTP: the listener has
     no TLS); None when there is no listener."""
-    if not config.kalaha_port:
+    if not config.kalaha.port:
         return None
     try:
-        host = URL(config.public_url).host if config.public_url else requested_host(request)
-        url = str(URL.build(scheme="http", host=host or config.host, port=config.kalaha_port))
+        listeners = config.listeners
+        host = URL(listeners.public_url).host if listeners.public_url else requested_host(request)
+        url = str(URL.build(scheme="http", host=host or listeners.host, port=config.kalaha.port))
     except ValueError:
         return None
     return url if _ORIGIN.fullmatch(url) else None
@@ -247,7 +248,7 @@ async def start(request: web.Request) -> web.Response:
     try:
         table = await tables.start(client, game.mnemonic,
                                    token_handle(token), seated, [seat],
-                                   tables.arena.config.person_turn_limit,
+                                   tables.arena.config.guests.person_turn_limit,
                                    data={"play": seat},
                                    addresses=[client if s == seat else None for s in (0, 1)])
     except RefusedError as exc:
@@ -389,7 +390,7 @@ def _header(game: AnyGame, game_id: int, token: str | None, seat: Seat,
                          "version": bot.version, "you": s == seat}
                         for s, bot in enumerate(seated)],
             "rated": not any(is_anonymous(bot) for bot in seated),
-            "turn_limit": tables.arena.config.person_turn_limit}
+            "turn_limit": tables.arena.config.guests.person_turn_limit}
 
 
 def _seat_or_none(seat: Seat | None) -> Seat | None:

@@ -265,7 +265,7 @@ async def test_a_rated_name_from_before_secrets_is_bound_by_the_operator(
     with pytest.raises(GuestRefusedError, match='no guest plays under the name "Nobody"'):
         await give_secret(arena.platform.db, "Nobody")
     assert await asyncio.to_thread(
-        cli.main, ["guest", "secret", "Star", "--db", arena.platform.config.db]) == 0
+        cli.main, ["guest", "secret", "Star", "--db", arena.platform.config.store.db]) == 0
     printed = capsys.readouterr().out.splitlines()[-1]
     assert await secrets_of(arena, "Star") == [sha256_hex(printed)]
     assert await refused(arena, "Star", secret=secret) == (
@@ -274,7 +274,7 @@ async def test_a_rated_name_from_before_secrets_is_bound_by_the_operator(
 
 async def test_wrong_secrets_slow_their_sender_down(arena: Arena) -> None:
     # A secret is guessed a guess at a time: each wrong one counts as a wrong token does.
-    tables, burst = arena.platform.tables, arena.platform.config.auth_failure_burst
+    tables, burst = arena.platform.tables, arena.platform.config.limits.auth_failure_burst
     await tables.guest(Claim("Guarded", SECRET), GAME, "127.0.0.9")
     for _ in range(burst):
         with pytest.raises(GuestSecretError):

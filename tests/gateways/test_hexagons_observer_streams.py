@@ -42,7 +42,7 @@ class Hexagons:
     platform: Platform
 
     def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.config.hexagons_port}{path}"
+        return f"http://127.0.0.1:{self.config.hexagons.port}{path}"
 
 
 Serve = Callable[..., Awaitable[Hexagons]]
@@ -54,8 +54,8 @@ async def serve(config: Config) -> AsyncIterator[Serve]:
     ``merknera.server.running``."""
     async with AsyncExitStack() as stack:
         async def start(**changes: Any) -> Hexagons:
-            changed = dataclasses.replace(
-                config, port=0, hexagons_port=free_port(), request_burst=100000,
+            changed = config.replace(
+                port=0, hexagons_port=free_port(), request_burst=100000,
                 request_rate=100000.0, **changes)
             live, platform = await stack.enter_async_context(running(changed))
             return Hexagons(live, platform)
@@ -200,7 +200,7 @@ async def test_an_observer_that_does_not_read_is_cut_off_while_the_game_goes_on(
     sock.bind((stranger, 0))
     sock.setblocking(False)
     await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1",
-                                                         served.config.hexagons_port))
+                                                         served.config.hexagons.port))
     reader, writer = await asyncio.open_connection(sock=sock)
     body = json.dumps({"wrapper": WRAPPER}).encode()
     writer.write(f"POST /{handle}/observers HTTP/1.1\r\nHost: 127.0.0.1\r\n"

@@ -73,9 +73,9 @@ async def every_place_taken(work: Work, jobs: int | None = None) -> AsyncIterato
 
 @pytest.fixture
 async def served(config: Config) -> AsyncIterator[Served]:
-    changed = dataclasses.replace(config, port=0, kalaha_port=free_port(),
-                                  hexagons_port=free_port(), request_burst=100000,
-                                  request_rate=100000.0)
+    changed = config.replace(port=0, kalaha_port=free_port(),
+                             hexagons_port=free_port(), request_burst=100000,
+                             request_rate=100000.0)
     async with AsyncExitStack() as stack:
         live, platform = await stack.enter_async_context(running(changed))
         session = await stack.enter_async_context(aiohttp.ClientSession(
@@ -116,7 +116,7 @@ async def finished(served: Served, mnemonic: str, handle: str, settings: dict[st
 async def test_a_finished_gateway_game_is_rebuilt_once_and_refused_while_busy(
         served: Served) -> None:
     tables, work = served.platform.tables, served.platform.work
-    kalaha, hexagons = served.config.kalaha_port, served.config.hexagons_port
+    kalaha, hexagons = served.config.kalaha.port, served.config.hexagons.port
     boards = [str(uuid.UUID(int=random.Random(seed).getrandbits(128))) for seed in (1, 2)]
     for seed, board in enumerate(boards, 1):
         await finished(served, "KALAHA", board, {}, seed)
@@ -148,7 +148,7 @@ async def test_a_finished_gateway_game_is_rebuilt_once_and_refused_while_busy(
 
 
 async def test_a_stored_game_is_rebuilt_in_its_clients_place(served: Served) -> None:
-    work, hexagons = served.platform.work, served.config.hexagons_port
+    work, hexagons = served.platform.work, served.config.hexagons.port
     work.wait_limit = PATIENCE  # the places below wait for as long as the test needs
     work.per_client = 2  # fewer than the long games the client asks for below
     await finished(served, "HEXAGONS", "5ma11", {"rows": 3, "cols": 3}, 1)  # 12 moves
@@ -182,7 +182,7 @@ async def test_a_stored_game_is_rebuilt_in_its_clients_place(served: Served) -> 
 async def test_the_latest_finished_stored_games_are_kept(
         served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tables_module, "STORED_KEPT", 2)
-    tables, hexagons = served.platform.tables, served.config.hexagons_port
+    tables, hexagons = served.platform.tables, served.config.hexagons.port
     handles = ["feed0001", "feed0002", "feed0003"]
     for seed, handle in enumerate(handles, 20):
         await finished(served, "HEXAGONS", handle, {"rows": 5, "cols": 5}, seed)

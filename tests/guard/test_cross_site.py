@@ -23,7 +23,7 @@ from pytest_aiohttp import AiohttpServer
 
 from merknera.app import Platform
 from merknera.config import Config
-from merknera.server import running
+from merknera.server import gateway_ports, running
 from merknera.store import users
 from tests.support import ScriptedBot, free_port, json_or_text, until
 
@@ -37,6 +37,11 @@ SIMPLE_TYPES = ("text/plain", "text/plain;charset=UTF-8", "application/x-www-for
 SPRING_415 = "Content-Type '{}' is not supported"
 
 
+def port_of(config: Config, key: str) -> int:
+    """The port of a listener, by its setting's key (``port``, ``kalaha_port``, ...)."""
+    return {"port": config.listeners.port, **gateway_ports(config)}[key]
+
+
 @dataclasses.dataclass
 class Served:
     """The platform with every listener, and a client of it."""
@@ -47,7 +52,7 @@ class Served:
     http: aiohttp.ClientSession
 
     def url(self, path: str, port: str = "port") -> str:
-        return f"http://127.0.0.1:{getattr(self.config, port)}{path}"
+        return f"http://127.0.0.1:{port_of(self.config, port)}{path}"
 
     async def call(self, method: str, url: str, body: Any = None, *,
                    content_type: str | None = None, origin: str | None = None,
@@ -84,8 +89,8 @@ async def serve(config: Config) -> AsyncIterator[Serve]:
             timeout=aiohttp.ClientTimeout(total=20)))
 
         async def start(**changes: Any) -> Served:
-            changed = dataclasses.replace(
-                config, port=0, battlebot_port=free_port(), hexagons_port=free_port(),
+            changed = config.replace(
+                port=0, battlebot_port=free_port(), hexagons_port=free_port(),
                 kalaha_port=free_port(), **changes)
             live, platform = await stack.enter_async_context(running(changed))
             _, token = await users.create_user(platform.db, "alice")
@@ -180,7 +185,7 @@ async def test_an_admin_call_from_a_page_of_another_origin_is_refused(serve: Ser
                                                 "or send no body"})
     assert not await suspended()
     # Without a body and without Origin, as a script sends it, or from the site itself.
-    for origin in (None, served.config.base_url):
+    for origin in (None, served.config.listeners.base_url):
         status, _, done = await served.call("POST", suspend, origin=origin, headers=bearer)
         assert status == 200, done
         assert await suspended()
@@ -245,7 +250,7 @@ async def test_any_page_reads_boards_and_only_the_front_ends_change_them(
             "Access-Control-Request-Headers": "content-type"})
         return status, headers
 
-    play_page = served.config.base_url  # the platform's own play page calls the listener
+    play_page = served.config.listeners.base_url  # the platform's own play page calls the listener
     for origin in (FRONT_END, play_page):
         for where, method in ((boards, "POST"), (one, "PUT"), (one, "GET")):
             status, headers = await preflight(where, method, origin)
@@ -282,7 +287,7 @@ async def test_the_operator_lists_the_front_ends(serve: Serve) -> None:
     for origin, allowed in (("https://kalaha.example", True),
                             ("https://KALAHA.example:443", True),
                             ("https://arena.example", True),
-                            (f"http://127.0.0.1:{served.config.port}", True),
+                            (f"http://127.0.0.1:{served.config.listeners.port}", True),
                             (FRONT_END, False), ("http://kalaha.example", False),
                             ("http://127.0.0.1:1", False)):
         status, headers, _ = await served.call("OPTIONS", boards, origin=origin,
@@ -355,7 +360,7 @@ async def test_a_refusal_quotes_an_origin_that_is_no_text(serve: Serve) -> None:
     for port, path in (("hexagons_port", "/"), ("kalaha_port", "/api/boards"),
                        ("port", "/api/admin/ladder/pause")):
         reader, writer = await asyncio.open_connection(
-            "127.0.0.1", getattr(served.config, port))
+            "127.0.0.1", port_of(served.config, port))
         writer.write(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
                      "Connection: close\r\nOrigin: http://".encode() + b"\xff.example\r\n\r\n")
         async with asyncio.timeout(10):
@@ -373,7 +378,7 @@ async def test_a_preflight_with_a_long_foreign_host_is_refused_cheaply(serve: Se
     # some), for any preflight, before the rate limit.
     served = await serve()
     for host in ("\u00e9" * 4000, "a" * 8000, "x.example:99999999", "[::1"):
-        reader, writer = await asyncio.open_connection("127.0.0.1", served.config.kalaha_port)
+        reader, writer = await asyncio.open_connection("127.0.0.1", served.config.kalaha.port)
         writer.write(b"OPTIONS /api/boards HTTP/1.1\r\nHost: " + host.encode() + b"\r\n"
                      b"Origin: http://hostile.example\r\nAccess-Control-Request-Method: POST"
                      b"\r\nConnection: close\r\n\r\n")

@@ -40,10 +40,10 @@ class Served:
 
     @property
     def port(self) -> int:
-        return self.config.port
+        return self.config.listeners.port
 
     def url(self, path: str) -> str:
-        return f"{self.config.base_url}{path}"
+        return f"{self.config.listeners.base_url}{path}"
 
     async def connect(self, source: str = STRANGER) -> tuple[asyncio.StreamReader,
                                                              asyncio.StreamWriter]:
@@ -59,7 +59,7 @@ async def serve(config: Config) -> AsyncIterator[Serve]:
     (the guarded listener, unlike the test client's server)."""
     async with AsyncExitStack() as stack:
         async def start(**changes: Any) -> Served:
-            changed = dataclasses.replace(config, port=0, **changes)
+            changed = config.replace(port=0, **changes)
             live, platform = await stack.enter_async_context(running(changed))
             _, token = await users.create_user(platform.db, "alice")
             return Served(live, platform, token)

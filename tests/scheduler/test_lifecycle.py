@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from typing import Any
 
 from aiohttp import web
@@ -111,7 +110,7 @@ async def test_a_new_version_ends_the_running_games_without_a_result(
 
 async def test_the_concurrency_limit_holds(config: Config, aiohttp_client: AiohttpClient,
                                            aiohttp_server: AiohttpServer) -> None:
-    config = dataclasses.replace(config, concurrency=2, max_games_per_owner=2)
+    config = config.replace(concurrency=2, max_games_per_owner=2)
     platform = Platform(config)
     client = await aiohttp_client(build_app(config, platform))
     _, token = await users.create_user(platform.db, "alice")
@@ -129,7 +128,7 @@ async def test_the_concurrency_limit_holds(config: Config, aiohttp_client: Aioht
 async def test_a_new_version_is_registered_at_once_while_every_slot_is_busy(
         config: Config, aiohttp_client: AiohttpClient, aiohttp_server: AiohttpServer) -> None:
     """Superseding games that wait for an offline bot must not wait for a free slot."""
-    config = dataclasses.replace(config, concurrency=1, offline_grace=30.0)
+    config = config.replace(concurrency=1, offline_grace=30.0)
     platform = Platform(config)
     client = await aiohttp_client(build_app(config, platform))
     _, token = await users.create_user(platform.db, "alice")
@@ -210,7 +209,7 @@ async def test_a_stopped_platform_resumes_its_games_from_the_log(
         await moves_played(events, 8)
     await platform.stop()
 
-    stopped = await Database.open(config.db)
+    stopped = await Database.open(config.store.db)
     try:
         before = [tuple(row) for row in await stopped.fetchall(
             "SELECT game_id, seq, seat, move FROM moves ORDER BY id")]

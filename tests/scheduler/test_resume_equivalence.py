@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import json
 import random
 import secrets
@@ -39,7 +38,14 @@ from bots import hexagons as hexagon_bot
 from bots import kalaha as kalaha_bot
 from bots import noughtsandcrosses as noughts_bot
 from merknera.app import Platform
-from merknera.config import Config
+from merknera.config import (
+    CallSettings,
+    Config,
+    GameRules,
+    ListenerSettings,
+    LivenessSettings,
+    StoreSettings,
+)
 from merknera.events import GameFinished
 from merknera.games import JSON, REGISTRY, AnyGame
 from merknera.protocol.faults import FaultKind
@@ -290,7 +296,7 @@ class Match:
         """Play game 1 to its end, stopping the platform at the first ask for a move once
         the move log has reached each of these lengths, and starting it again; what is
         stored of it."""
-        stopper = Stopper(self.config.db, stop_after)
+        stopper = Stopper(self.config.store.db, stop_after)
         for bot in self.bots:
             bot.stopper = stopper
         platform = await self._start()
@@ -315,9 +321,9 @@ class Match:
         leaves it (the stops of :meth:`play` come at asks for moves, never between a
         game's last row and its end); what is stored of it once it has ended again.  The
         same bots play: the stored endpoints are theirs."""
-        shutil.copyfile(self.config.db, into)
-        self.config = dataclasses.replace(self.config, db=into)
-        with contextlib.closing(sqlite3.connect(self.config.db)) as conn, conn:
+        shutil.copyfile(self.config.store.db, into)
+        self.config = self.config.replace(db=into)
+        with contextlib.closing(sqlite3.connect(self.config.store.db)) as conn, conn:
             conn.execute("DELETE FROM moves WHERE game_id = 1 AND seq > ?", (rows,))
             conn.execute("DELETE FROM rating_history WHERE game_id = 1")
             conn.execute("UPDATE seats SET result = NULL, rank = NULL, score = NULL "
@@ -327,7 +333,7 @@ class Match:
         for bot_id, bot in enumerate(self.bots, start=1):
             bot.remember(self._requests(bot_id))
         platform = await self._start()
-        finished = await self._until(platform, Stopper(self.config.db, []))
+        finished = await self._until(platform, Stopper(self.config.store.db, []))
         await platform.stop()
         assert finished
         return self._stored()
@@ -357,7 +363,7 @@ class Match:
             return not stopper.reached.is_set()
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.config.db)
+        conn = sqlite3.connect(self.config.store.db)
         conn.row_factory = sqlite3.Row
         return conn
 
@@ -396,10 +402,24 @@ async def _match(tmp_path: Path, name: str, mnemonic: str, fault: FaultKind | No
     bots = (OracleBot(game, script, None), OracleBot(game, script, fault))
     endpoints = tuple([str((await aiohttp_server(bot.app())).make_url("/rpc")) for bot in bots])
     timeout = SHORT_MOVE_TIMEOUT if fault is FaultKind.TIMEOUT else MOVE_TIMEOUT
-    config = Config(db=str(tmp_path / f"{name}.db"), port=0, move_timeout=timeout,
-                    ping_timeout=5.0, notify_timeout=5.0, connect_timeout=5.0,
-                    announce_timeout=5.0, ready_timeout=0.3, ping_interval=60.0,
-                    offline_retry_min=0.05, offline_retry_max=0.2, offline_grace=10.0)
+    config = Config(
+        store=StoreSettings(db=str(tmp_path / f"{name}.db")),
+        listeners=ListenerSettings(port=0),
+        rules=GameRules(move_timeout=timeout),
+        calls=CallSettings(
+            ping_timeout=5.0,
+            notify_timeout=5.0,
+            connect_timeout=5.0,
+            announce_timeout=5.0,
+        ),
+        liveness=LivenessSettings(
+            ready_timeout=0.3,
+            ping_interval=60.0,
+            offline_retry_min=0.05,
+            offline_retry_max=0.2,
+            offline_grace=10.0,
+        ),
+    )
     assert len(endpoints) == 2
     return Match(config, game, bots, (endpoints[0], endpoints[1]))
 

@@ -3,7 +3,6 @@ NOT_READY forfeits, and tables of two to four seats (bots that only pass, for sp
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import aiohttp
@@ -50,7 +49,7 @@ async def test_ready_bots_pass_six_times_and_the_game_ends(
     assert [seat["score"] for seat in game["seats"]] == final["scores"]
     assert all(score < 0 for score in final["scores"])
     new_game = one.methods("NewGame")[0]
-    base = arena.platform.config.base_url
+    base = arena.platform.config.listeners.base_url
     for name, sha1 in hashes(arena).items():
         assert new_game[name]["sha1"] == sha1
         assert new_game[name]["url"].startswith(f"{base}/assets/{sha1}/")
@@ -89,7 +88,7 @@ async def test_a_preparing_bot_plays_once_it_calls_ready(
 
 async def test_a_seat_that_never_gets_ready_forfeits(
         config: Config, aiohttp_client: AiohttpClient, aiohttp_server: AiohttpServer) -> None:
-    config = dataclasses.replace(config, ready_timeout=0.5)
+    config = config.replace(ready_timeout=0.5)
     platform = Platform(config)
     client = await aiohttp_client(build_app(config, platform))
     _, token = await users.create_user(platform.db, "alice")

@@ -93,7 +93,7 @@ async def test_the_command_line_creates_and_shows_a_tournament(
         arena: Arena, aiohttp_server: AiohttpServer) -> None:
     """`merknera tournament create` on the database a running platform serves."""
     await bots(arena, aiohttp_server, 4)
-    db_path = arena.platform.config.db
+    db_path = arena.platform.config.store.db
     created = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "merknera", "tournament", "create", "--game", "TICTACTOE",
         "--format", "swiss", "--rounds", "2", "--bots", "bot0", "bot1", "bot2", "bot3",

@@ -22,7 +22,7 @@ from playwright.async_api import Browser, ConsoleMessage, Dialog, Page, async_pl
 from pytest_aiohttp import AiohttpServer
 
 from merknera.app import Platform, build_app
-from merknera.config import Config
+from merknera.config import CallSettings, Config, GameRules, LivenessSettings, StoreSettings
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = Path(os.environ.get("MERKNERA_CHROMIUM", "/usr/bin/chromium"))
@@ -49,9 +49,17 @@ def web_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def site_config(db: Path) -> Config:
     """A platform for browsing: no ladder, quick to give up on the stored bots (gone)."""
-    return Config(db=str(db), ping_timeout=0.5, connect_timeout=0.5, ping_interval=60.0,
-                  offline_retry_min=5.0, offline_retry_max=30.0, offline_grace=2.0,
-                  move_timeout=5.0)
+    return Config(
+        store=StoreSettings(db=str(db)),
+        calls=CallSettings(ping_timeout=0.5, connect_timeout=0.5),
+        liveness=LivenessSettings(
+            ping_interval=60.0,
+            offline_retry_min=5.0,
+            offline_retry_max=30.0,
+            offline_grace=2.0,
+        ),
+        rules=GameRules(move_timeout=5.0),
+    )
 
 
 @dataclass

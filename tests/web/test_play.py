@@ -24,7 +24,7 @@ from playwright.async_api import Page, expect
 from pytest_aiohttp import AiohttpServer
 
 from merknera.app import Platform, build_app
-from merknera.config import Config
+from merknera.config import Config, StoreSettings
 from merknera.web.play import token_handle
 from tests.e2e.harness import E2E, Processes
 from tests.support import free_port, until
@@ -375,7 +375,7 @@ async def test_a_person_plays_kalaha_in_the_browser(served: Served, page: Watche
 
 async def test_without_a_kalaha_listener_the_page_offers_tictactoe_only(
         tmp_path: Path, aiohttp_server: AiohttpServer) -> None:
-    config = Config(db=str(tmp_path / "merknera.db"))
+    config = Config(store=StoreSettings(db=str(tmp_path / "merknera.db")))
     server = await aiohttp_server(build_app(config, Platform(config)))
     async with aiohttp.ClientSession() as session:
         async with session.get(server.make_url("/play")) as response:

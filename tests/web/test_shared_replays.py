@@ -66,7 +66,7 @@ class Served:
     token: str
 
     def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.config.port}{path}"
+        return f"http://127.0.0.1:{self.config.listeners.port}{path}"
 
     async def get(self, path: str, token: str | None = None,
                   session: aiohttp.ClientSession | None = None) -> tuple[int, Any, Any]:
@@ -80,8 +80,7 @@ class Served:
 async def serving(config: Config, **changes: Any) -> AsyncIterator[Served]:
     """The platform served with ``config`` (changed by ``changes``), its request rate
     raised for the tests' bursts."""
-    changed = dataclasses.replace(config, port=0, request_burst=100000, request_rate=100000.0,
-                                  **changes)
+    changed = config.replace(port=0, request_burst=100000, request_rate=100000.0, **changes)
     async with AsyncExitStack() as stack:
         live, platform = await stack.enter_async_context(running(changed))
         session = await stack.enter_async_context(aiohttp.ClientSession(
@@ -665,7 +664,7 @@ async def test_a_long_answer_its_client_does_not_read_is_cut_off(config: Config)
         with socket.socket() as sock:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             sock.setblocking(False)
-            await loop.sock_connect(sock, ("127.0.0.1", served.config.port))
+            await loop.sock_connect(sock, ("127.0.0.1", served.config.listeners.port))
             await loop.sock_sendall(sock, (
                 f"GET /api/games/{game.game_id} HTTP/1.1\r\nHost: merknera\r\n"
                 f"Authorization: Bearer {served.token}\r\n\r\n").encode())

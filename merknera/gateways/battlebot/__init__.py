@@ -56,8 +56,8 @@ class BattlebotGateway:
 
         :raises OSError, ssl.SSLError: if they cannot be read or do not match.
         """
-        if not self.config.battlebot_tls_cert:
+        if not self.config.battlebot.tls_cert:
             return None
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        context.load_cert_chain(self.config.battlebot_tls_cert, self.config.battlebot_tls_key)
+        context.load_cert_chain(self.config.battlebot.tls_cert, self.config.battlebot.tls_key)
         return context

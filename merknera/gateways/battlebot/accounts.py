@@ -80,7 +80,7 @@ async def register(arena: Arena, era: Era, game: BattlebotGame, name: str,
                                        "a name")
     credential = secrets.token_hex(32)
     kept = credential if era is Era.SALT else sha256_hex(credential)
-    limit = arena.config.max_bots_per_user
+    limit = arena.config.accounts.max_bots_per_user
 
     def work(conn: Connection) -> Bot:
         if bots.by_name(conn, name):

@@ -62,8 +62,8 @@ class BattlebotListener:
         self._discipline = discipline
         self._config = arena.config
         self._graphql = GraphQLApi(self._register_graphql, self._bots_of)
-        self._registrations = Buckets(self._config.registration_burst,
-                                      self._config.registration_interval)
+        self._registrations = Buckets(self._config.accounts.registration_burst,
+                                      self._config.accounts.registration_interval)
 
     def app(self) -> web.Application:
         """The aiohttp application to serve on ``battlebot_port``."""
@@ -201,7 +201,7 @@ class BattlebotListener:
     async def _socket(self, request: web.Request) -> web.WebSocketResponse:
         config = self._config
         first_wait = self._first_wait(request)
-        ws = web.WebSocketResponse(max_msg_size=config.battlebot_max_message, autoping=True,
+        ws = web.WebSocketResponse(max_msg_size=config.battlebot.max_message, autoping=True,
                                    heartbeat=30.0)
         await ws.prepare(request)
         transport = request.transport
@@ -225,7 +225,7 @@ class BattlebotListener:
         """Read the login (the era is the first speaker's): the client, or None after
         telling it that the login failed."""
         config = self._config
-        limit = config.battlebot_login_timeout
+        limit = config.battlebot.login_timeout
         salt: str | None = None
         try:
             first = await ws.receive(timeout=min(first_wait, limit))
@@ -287,7 +287,7 @@ class BattlebotListener:
         one round trip after the handshake, so a few of the connection's round trips (as
         the kernel measured them during the TCP handshake), at most
         ``battlebot_first_message_wait`` (all of it when the round trip is not known)."""
-        most = self._config.battlebot_first_message_wait
+        most = self._config.battlebot.first_message_wait
         rtt = round_trip(request.transport)
         return most if rtt is None else min(most, FIRST_WAIT_FLOOR + RTT_MARGIN * rtt)
 

@@ -96,7 +96,7 @@ class Lobby:
 
     async def _fall_back(self, client: Client) -> None:
         """Play a bot of another protocol if no client comes within the wait."""
-        wait = self._arena.config.battlebot_match_wait
+        wait = self._arena.config.battlebot.match_wait
         while True:
             await asyncio.sleep(wait)
             async with self._lock:
@@ -119,7 +119,7 @@ class Lobby:
                   and not bot.protocol.connects]
         if not online:
             return None
-        cap = arena.config.max_games_per_bot
+        cap = arena.config.scheduling.max_games_per_bot
         roomy = await arena.db.read(
             lambda conn: [c.bot_id for c in competition.contenders(conn, online, cap)])
         return secrets.choice(roomy) if roomy else None

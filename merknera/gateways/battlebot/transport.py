@@ -38,8 +38,8 @@ class BattlebotTransport(Transport):
 
     def __init__(self, hub: Hub, config: Config) -> None:
         self._hub = hub
-        self._limits = {Era.SALT: config.battlebot_salt_turn_limit,
-                        Era.GRAPHQL: config.battlebot_graphql_turn_limit}
+        self._limits = {Era.SALT: config.battlebot.salt_turn_limit,
+                        Era.GRAPHQL: config.battlebot.graphql_turn_limit}
 
     def describe(self, game: AnyGame, name: str) -> str:
         calls = game.calls

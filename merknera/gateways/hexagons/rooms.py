@@ -147,8 +147,8 @@ class Rooms:
         self.game = game
         config = arena.config
         self._rooms: dict[str, Room] = {}
-        self._initiating: Holdings[Room] = Holdings(config.max_open_games,
-                                                    config.max_open_games_per_client,
+        self._initiating: Holdings[Room] = Holdings(config.guests.max_open_games,
+                                                    config.guests.max_open_games_per_client,
                                                     "hexagons games waiting for players")
         self._queue: list[_Waiter] = []
         self._by_game: dict[int, Room] = {}
@@ -282,10 +282,10 @@ class Rooms:
 
     def join_wait(self) -> float:
         """Seconds a game waits for its players."""
-        return self._arena.config.hexagons_join_wait
+        return self._arena.config.hexagons.join_wait
 
     def _join_deadline(self, room: Room) -> float:
-        return room.created + self._arena.config.hexagons_join_wait
+        return room.created + self._arena.config.hexagons.join_wait
 
     async def _start(self, room: Room, players: list[Bot]) -> None:
         order = players[:]
@@ -295,7 +295,7 @@ class Rooms:
         try:
             room.table = await self._tables.start(
                 room.client, GAME, room.handle, order, polled,
-                self._arena.config.hexagons_turn_limit,
+                self._arena.config.hexagons.turn_limit,
                 settings={"rows": room.rows, "cols": room.cols},
                 addresses=[room.addresses.get(bot.id) for bot in order])
         except RefusedError as exc:
@@ -351,7 +351,7 @@ class Rooms:
         """
         self._queue[:] = [w for w in self._queue if not w.future.done() and not w.gone()]
         if [w.client for w in self._queue].count(client) >= (
-                self._arena.config.max_open_games_per_client):
+                self._arena.config.guests.max_open_games_per_client):
             raise RefusedError(429, "your address has as many clients waiting for a match as "
                                  "it may have games", 5.0)
         while self._queue:
@@ -368,7 +368,7 @@ class Rooms:
         try:
             while True:
                 try:
-                    async with asyncio.timeout(self._arena.config.hexagons_match_wait):
+                    async with asyncio.timeout(self._arena.config.hexagons.match_wait):
                         return await asyncio.shield(mine.future)
                 except TimeoutError:
                     if mine.future.done():

@@ -84,7 +84,7 @@ class KalahaListener:
         self._arena = tables.arena
         self._guard = guard
         self._origins = frozenset(
-            origin for origin in map(parse_origin, self._arena.config.kalaha_origins)
+            origin for origin in map(parse_origin, self._arena.config.kalaha.origins)
             if origin is not None)
 
     def app(self) -> web.Application:
@@ -109,10 +109,10 @@ class KalahaListener:
         public URL's origin, and the main port at the host this request was sent to (the
         page calls the listener at its own host, :func:`merknera.web.play.kalaha_url`)."""
         config = self._arena.config
-        pages = [config.public_url] if config.public_url else []
+        pages = [config.listeners.public_url] if config.listeners.public_url else []
         host = requested_host(request)
         if host:
-            pages.append(f"http://{f'[{host}]' if ':' in host else host}:{config.port}")
+            pages.append(f"http://{f'[{host}]' if ':' in host else host}:{config.listeners.port}")
         return self._origins | {origin for origin in map(parse_origin, pages)
                                 if origin is not None}
 
@@ -189,7 +189,7 @@ class KalahaListener:
         seated, polled = ([person, person], [0, 1]) if bot is None else ([person, bot], [0])
         try:
             await self._tables.start(client, GAME, handle, seated, polled,
-                                     self._arena.config.person_turn_limit,
+                                     self._arena.config.guests.person_turn_limit,
                                      addresses=[client if seat in polled else None
                                                 for seat in range(len(seated))])
         except RefusedError as exc:
