@@ -17,7 +17,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from merknera.games import JSON, JSONObject
-from merknera.games.hexagons import MAX_SIZE, MIN_SIZE, Line, Point, line_between
+from merknera.games.hexagons import MAX_SIZE, MIN_SIZE, Line, Point, line_between, move_to_wire
 from merknera.names import Claim
 from merknera.protocol import strict_json
 
@@ -107,7 +107,7 @@ def read_line(body: bytes) -> Line:
 
 def line_request(line: Line) -> JSON:
     """A line as the platform game reads a move (``{"line": [...]}``)."""
-    return {"line": [{"row": end.row, "col": end.col} for end in line]}
+    return move_to_wire(line)
 
 
 def _json(body: bytes, refusal: str) -> JSON:
