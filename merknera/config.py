@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
 
+from merknera.hosts import host_port
 from merknera.store.db import POSTGRESQL_URL
 
 ENV_PREFIX = "MERKNERA_"
@@ -227,8 +228,7 @@ class Config:
         """The public base URL without a trailing slash."""
         if self.public_url:
             return self.public_url.rstrip("/")
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
+        return f"http://{host_port(self.host, self.port)}"
 
     @property
     def assets_path(self) -> Path:
@@ -331,8 +331,7 @@ def parse_origin(text: str) -> str | None:
             or parts.fragment or text.strip().endswith(("?", "#"))):
         return None
     scheme = parts.scheme.lower()
-    shown = f"[{host}]" if ":" in host else host
-    return f"{scheme}://{shown}:{port if port is not None else _DEFAULT_PORTS[scheme]}"
+    return f"{scheme}://{host_port(host, port if port is not None else _DEFAULT_PORTS[scheme])}"
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}

@@ -19,6 +19,7 @@ from aiohttp import web
 from merknera import heap
 from merknera.app import Platform, build_app
 from merknera.config import Config
+from merknera.hosts import host_port
 from merknera.store import node_lock
 from merknera.store.postgres import redacted
 
@@ -95,8 +96,7 @@ async def _running(config: Config) -> AsyncIterator[tuple[Config, Platform]]:
 def battlebot_url(config: Config) -> str:
     """The Battlebot listener's base URL (its clients are given its ``host:port``)."""
     scheme = "https" if config.battlebot_tls_cert else "http"
-    host = f"[{config.host}]" if ":" in config.host else config.host
-    return f"{scheme}://{host}:{config.battlebot_port}"
+    return f"{scheme}://{host_port(config.host, config.battlebot_port)}"
 
 
 async def wait_for_signal() -> None:
@@ -120,10 +120,11 @@ async def serve(config: Config) -> None:
               flush=True)
         if live.battlebot_port:
             print(f"Battlebot listener on {battlebot_url(live)}", flush=True)
-        host = f"[{live.host}]" if ":" in live.host else live.host
         if live.hexagons_port:
-            print(f"Hexagons listener on http://{host}:{live.hexagons_port}", flush=True)
+            print(f"Hexagons listener on http://{host_port(live.host, live.hexagons_port)}",
+                  flush=True)
         if live.kalaha_port:
-            print(f"Kalaha listener on http://{host}:{live.kalaha_port}/api/boards", flush=True)
+            print(f"Kalaha listener on http://{host_port(live.host, live.kalaha_port)}"
+                  "/api/boards", flush=True)
         await wait_for_signal()
         log.info("stopping")

@@ -55,6 +55,7 @@ from merknera.gateways.tables import Table, Tables
 from merknera.guard import Guard, crosssite
 from merknera.guard.bodies import BodyError
 from merknera.guard.clients import requested_host
+from merknera.hosts import host_port
 from merknera.names import Claim
 from merknera.protocol import strict_json
 from merknera.seats.polled import PolledSeat
@@ -113,7 +114,7 @@ class KalahaListener:
         pages = [config.public_url] if config.public_url else []
         host = requested_host(request)
         if host:
-            pages.append(f"http://{f'[{host}]' if ':' in host else host}:{config.port}")
+            pages.append(f"http://{host_port(host, config.port)}")
         return self._origins | {origin for origin in map(parse_origin, pages)
                                 if origin is not None}
 
