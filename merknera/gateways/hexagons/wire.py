@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections import OrderedDict
 from dataclasses import dataclass
 
+from merknera.cache import Cache
 from merknera.games import JSON, JSONObject
 from merknera.games.hexagons import MAX_SIZE, MIN_SIZE, Line, Point, line_between, move_to_wire
 from merknera.names import Claim
@@ -261,7 +261,7 @@ class Shown:
     def __init__(self, game: JSONObject) -> None:
         self.game = Encoded(game)
         self.snapshot = snapshot(game)
-        self._deltas: OrderedDict[Snapshot, Encoded] = OrderedDict()
+        self._deltas: Cache[Snapshot, Encoded] = Cache(DELTAS_KEPT)
 
     @property
     def state(self) -> JSON:
@@ -272,7 +272,6 @@ class Shown:
         """The Game Delta since ``since`` (:func:`delta`)."""
         found = self._deltas.get(since)
         if found is None:
-            found = self._deltas[since] = Encoded(delta(self.game.document, since))
-            if len(self._deltas) > DELTAS_KEPT:
-                self._deltas.popitem(last=False)
+            found = Encoded(delta(self.game.document, since))
+            self._deltas.put(since, found)
         return found
