@@ -22,6 +22,7 @@ from merknera.gateways.hexagons import HexagonsGateway
 from merknera.gateways.kalaha import KalahaGateway
 from merknera.gateways.tables import Tables
 from merknera.guard import GUARD_KEY, Guard, crosssite, limits
+from merknera.hosts import host_port
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.relay import EventRelay
 from merknera.rpc import RpcService, refusal
@@ -150,7 +151,7 @@ class Platform:
         host = self.config.listeners.host
         if host in ("", "0.0.0.0", "::"):  # noqa: S104  # a wildcard: the machine's name
             host = socket.gethostname()
-        address = f"http://{f'[{host}]' if ':' in host else host}:{self.config.listeners.port}"
+        address = f"http://{host_port(host, self.config.listeners.port)}"
         lease = self.config.scheduling.lease_seconds
         self.leases = Leases(self._db, node_name(address), address, lease)
         alone = self._db.backend == "sqlite"  # one node to a file (store/node_lock.py)

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 
 from merknera import __version__, http1
+from merknera.cache import Cache
 from merknera.config import Config
 from merknera.endpoints import (
     AddressRefusedError,
@@ -97,6 +98,10 @@ class CallResult:
         return self.fault is None
 
 
+URLS_KEPT = 10_000
+"""Endpoint URLs whose checks and origins are kept, the most recently called."""
+
+
 class BotClient:
     """The platform's HTTP client for bots.  Use as ``async with BotClient(config)``."""
 
@@ -105,8 +110,8 @@ class BotClient:
         self._networks = config.calls.networks
         self._limit = connection_limit or wanted_connections(config)
         self._pool: http1.ConnectionPool | None = None
-        self._refusals: dict[str, str | None] = {}
-        self._origins: dict[str, http1.Origin] = {}
+        self._refusals: Cache[str, str | None] = Cache(URLS_KEPT)
+        self._origins: Cache[str, http1.Origin] = Cache(URLS_KEPT)
         # The headers every request carries, written once.
         self._fixed = (f"User-Agent: Merknera/{__version__}\r\nAccept: application/json\r\n"
                        "Accept-Encoding: identity\r\n")
@@ -141,10 +146,8 @@ class BotClient:
                     reason = "the endpoint's address is outside the networks this platform calls"
             except EndpointRefusedError:
                 reason = "the endpoint is not a URL this platform calls"
-            if len(self._refusals) > 10_000:
-                self._refusals.clear()
-            self._refusals[endpoint] = reason
-        return self._refusals[endpoint]
+            self._refusals.put(endpoint, reason)
+        return self._refusals.get(endpoint)
 
     async def call(self, endpoint: str, secret: str, method: str, params: JSON,
                    time_limit: float, request_id: int | None = None) -> CallResult:
@@ -266,9 +269,7 @@ class BotClient:
         origin = self._origins.get(url)
         if origin is None:
             origin = http1.Origin.of(url)
-            if len(self._origins) > 10_000:
-                self._origins.clear()
-            self._origins[url] = origin
+            self._origins.put(url, origin)
         return origin
 
     def _head(self, method: str, origin: http1.Origin, timestamp: str, signature: str,

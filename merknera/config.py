@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar, get_type_hints
 
+from merknera.hosts import host_port
 from merknera.store.db import POSTGRESQL_URL
 
 ENV_PREFIX = "MERKNERA_"
@@ -147,8 +148,7 @@ class ListenerSettings(Settings):
         """The public base URL without a trailing slash."""
         if self.public_url:
             return self.public_url.rstrip("/")
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
+        return f"http://{host_port(self.host, self.port)}"
 
 
 @dataclass(frozen=True)
@@ -572,8 +572,7 @@ def parse_origin(text: str) -> str | None:
             or parts.fragment or text.strip().endswith(("?", "#"))):
         return None
     scheme = parts.scheme.lower()
-    shown = f"[{host}]" if ":" in host else host
-    return f"{scheme}://{shown}:{port if port is not None else _DEFAULT_PORTS[scheme]}"
+    return f"{scheme}://{host_port(host, port if port is not None else _DEFAULT_PORTS[scheme])}"
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}

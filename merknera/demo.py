@@ -23,6 +23,7 @@ from merknera.app import Platform
 from merknera.config import Config
 from merknera.events import Event, GameFinished
 from merknera.games import SeatResult
+from merknera.hosts import host_port
 from merknera.server import battlebot_url, running, wait_for_signal
 from merknera.store import Database, users
 from merknera.store.results import leaderboard
@@ -164,8 +165,9 @@ async def run_demo(config: Config) -> int:
               flush=True)
         print(f"  Battlebot's clients register and play at {battlebot_url(live)} "
               "(see the README)", flush=True)
-        print(f"  MebiPenny hexagons clients play at http://{host}:{live.hexagons.port}, "
-              f"Kalaha boards at http://{host}:{live.kalaha.port}/api/boards; people "
+        print(f"  MebiPenny hexagons clients play at "
+              f"http://{host_port(host, live.hexagons.port)}, Kalaha boards at "
+              f"http://{host_port(host, live.kalaha.port)}/api/boards; people "
               f"play bots at {base_url}/play", flush=True)
         version = time.strftime("demo-%Y%m%d-%H%M%S")
         processes: list[asyncio.subprocess.Process] = []

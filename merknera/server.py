@@ -19,6 +19,7 @@ from merknera import heap
 from merknera.app import Platform, build_app
 from merknera.config import Config
 from merknera.guard import GuardedListener
+from merknera.hosts import host_port
 from merknera.store import node_lock
 from merknera.store.postgres import redacted
 
@@ -103,8 +104,7 @@ async def _running(config: Config) -> AsyncIterator[tuple[Config, Platform]]:
 def battlebot_url(config: Config) -> str:
     """The Battlebot listener's base URL (its clients are given its ``host:port``)."""
     scheme = "https" if config.battlebot.tls_cert else "http"
-    host = f"[{config.listeners.host}]" if ":" in config.listeners.host else config.listeners.host
-    return f"{scheme}://{host}:{config.battlebot.port}"
+    return f"{scheme}://{host_port(config.listeners.host, config.battlebot.port)}"
 
 
 async def wait_for_signal() -> None:
@@ -128,10 +128,12 @@ async def serve(config: Config) -> None:
               f"(database {redacted(live.store.db)})", flush=True)
         if live.battlebot.port:
             print(f"Battlebot listener on {battlebot_url(live)}", flush=True)
-        host = f"[{live.listeners.host}]" if ":" in live.listeners.host else live.listeners.host
+        host = live.listeners.host
         if live.hexagons.port:
-            print(f"Hexagons listener on http://{host}:{live.hexagons.port}", flush=True)
+            print(f"Hexagons listener on http://{host_port(host, live.hexagons.port)}",
+                  flush=True)
         if live.kalaha.port:
-            print(f"Kalaha listener on http://{host}:{live.kalaha.port}/api/boards", flush=True)
+            print(f"Kalaha listener on http://{host_port(host, live.kalaha.port)}/api/boards",
+                  flush=True)
         await wait_for_signal()
         log.info("stopping")

@@ -15,14 +15,12 @@ import asyncio
 import logging
 import math
 import secrets
-import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from merknera.cache import Cache
 from merknera.games import MoveError
-from merknera.gateways.background import Background
 from merknera.gateways.guests import (
     Guest,
     GuestSecretError,
@@ -42,6 +40,7 @@ from merknera.store import bots, competition, games, logs
 from merknera.store.bots import Bot
 from merknera.store.db import Connection, StoreUnavailableError
 from merknera.store.games import GameRecord, GameStatus
+from merknera.tasks import TaskSet
 from merknera.work import UNLIMITED, Deadline, Place, Work
 
 log = logging.getLogger(__name__)
@@ -72,8 +71,6 @@ class Table:
     """The seated bots, in seat order."""
     polled: dict[int, PolledSeat]
     """The seats held by the clients, by seat."""
-    ended_at: float | None = None
-    """``time.monotonic()`` when every polled seat's game was over."""
     data: dict[str, Any] = field(default_factory=dict)
     """What the gateway keeps with the game (a hexagons game's disqualified players)."""
 
@@ -107,7 +104,7 @@ class Tables:
         self._scheduler = scheduler
         self._auth = auth
         self._work = work
-        self._kept: OrderedDict[tuple[str, str], Stored] = OrderedDict()
+        self._kept: Cache[tuple[str, str], Stored] = Cache(STORED_KEPT)
         self._making: dict[Hashable, asyncio.Future[Any]] = {}
         self.rebuilt = 0
         """Stored games rebuilt from their move logs so far (:meth:`replayed`)."""
@@ -121,8 +118,9 @@ class Tables:
                                   config.accounts.registration_interval)
         self.forgotten: list[Callable[[Table], None]] = []
         """Called with each ended game as it is forgotten (dropped from memory)."""
-        self._ended: OrderedDict[tuple[str, str], Table] = OrderedDict()
-        self._background = Background()
+        self._ended: Cache[tuple[str, str], Table] = Cache(RECENT_GAMES, ttl=RECENT_SECONDS)
+        """The games that ended, kept for their clients' last requests."""
+        self._background = TaskSet()
 
     def find(self, mnemonic: str, handle: str) -> Table | None:
         """The game of ``mnemonic`` known as ``handle``, while it is in memory."""
@@ -253,10 +251,7 @@ class Tables:
             done.exception()  # retrieved: each caller that still waits has it raised
 
     def _kept_game(self, key: tuple[str, str]) -> Stored | None:
-        kept = self._kept.get(key)
-        if kept is not None:
-            self._kept.move_to_end(key)
-        return kept
+        return self._kept.get(key)
 
     async def _rebuilt(self, key: tuple[str, str], place: Place) -> Stored | None:
         """:meth:`replayed`'s game, rebuilt in ``place`` (and kept once finished)."""
@@ -289,9 +284,7 @@ class Tables:
         self.rebuilt += 1
         stored = Stored(record, state, tuple(seated))
         if record.status is GameStatus.FINISHED:
-            self._kept[key] = stored
-            while len(self._kept) > STORED_KEPT:
-                self._kept.popitem(last=False)
+            self._kept.put(key, stored)
         return stored
 
     async def opponent(self, mnemonic: str, bot_id: int | None = None) -> Bot | None:
@@ -387,19 +380,14 @@ class Tables:
                 await seat.changed(seat.version, 3600.0)
         finally:
             self._open.give_back(table)
-            table.ended_at = time.monotonic()
-            key = (table.mnemonic, table.handle)
-            self._ended[key] = table
-            self._forget_old()
+            self._forget(self._ended.put((table.mnemonic, table.handle), table))
 
     def _forget_old(self) -> None:
-        now = time.monotonic()
-        while self._ended:
-            key, table = next(iter(self._ended.items()))
-            if len(self._ended) <= RECENT_GAMES and (
-                    table.ended_at is not None and now - table.ended_at < RECENT_SECONDS):
-                break
-            del self._ended[key]
+        self._forget(self._ended.fit())
+
+    def _forget(self, ended: list[tuple[tuple[str, str], Table]]) -> None:
+        """Drop games that ended from memory (their handles are looked up in the store)."""
+        for key, table in ended:
             if self._tables.get(key) is table:
                 del self._tables[key]
             for forget in self.forgotten:
@@ -407,4 +395,4 @@ class Tables:
 
     async def stop(self) -> None:
         """Stop watching (the platform stops)."""
-        await self._background.stop()
+        await self._background.close()

@@ -14,6 +14,7 @@ from typing import Protocol
 from yarl import URL
 
 from merknera.endpoints import literal_ip
+from merknera.hosts import host_port
 from merknera.http1.connection import (
     ConnectError,
     Connection,
@@ -57,10 +58,8 @@ class Origin:
             # An IPv6 zone id is kept as written: it must not put odd bytes in the head.
             raise ValueError("the host has characters a request line cannot carry")
         tls = parsed.scheme == "https"
-        bracketed = f"[{host}]" if ":" in host else host
         default = 443 if tls else 80
-        return Origin(tls, host, port,
-                      bracketed if port == default else f"{bracketed}:{port}",
+        return Origin(tls, host, port, host_port(host, None if port == default else port),
                       parsed.raw_path_qs or "/")
 
 

@@ -23,6 +23,7 @@ from merknera.scheduler.slots import Slots
 from merknera.seats import SeatCall, Seats
 from merknera.store import Database
 from merknera.store.bots import Bot
+from merknera.tasks import TaskSet
 
 
 class Notifier:
@@ -36,18 +37,16 @@ class Notifier:
         self._seats = seats
         self._time_limit = time_limit
         self._drain_time = drain_time
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = TaskSet()
         self._last: dict[int, asyncio.Task[None]] = {}
 
     def send(self, bot: Bot, game: AnyGame, calls: Sequence[SeatCall]) -> None:
         """Deliver calls of ``game`` to a bot after those sent to it before."""
-        task = asyncio.create_task(self._deliver(bot, game, calls, self._last.get(bot.id)))
+        task = self._tasks.spawn(self._deliver(bot, game, calls, self._last.get(bot.id)))
         self._last[bot.id] = task
-        self._tasks.add(task)
         task.add_done_callback(functools.partial(self._done, bot.id))
 
     def _done(self, bot_id: int, task: asyncio.Task[None]) -> None:
-        self._tasks.discard(task)
         if self._last.get(bot_id) is task:
             del self._last[bot_id]
 
@@ -60,17 +59,14 @@ class Notifier:
 
     async def drain(self) -> None:
         """Wait for every call under way to be delivered or to fail."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self._tasks.wait()
 
     async def stop(self) -> None:
         """Let the calls under way finish (a little while), then give up on the rest."""
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self._drain_time):
                 await self.drain()
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self._tasks.close()
 
 
 @dataclass
@@ -98,7 +94,7 @@ class Arena:
     bus, they never miss one.  A hook with something to wait for returns a coroutine,
     run in a task of its own; one with nothing to do for this game returns None (most
     games: a task a game and hook cost about as much as a bot's move)."""
-    _hook_tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    _hook_tasks: TaskSet = field(default_factory=TaskSet)
     rater: Rater = field(init=False)
     """Rates the results in passes (see merknera.store.ratings)."""
 
@@ -115,9 +111,7 @@ class Arena:
         for hook in self.finish_hooks:
             work = hook(finished)
             if work is not None:
-                task = asyncio.create_task(work)
-                self._hook_tasks.add(task)
-                task.add_done_callback(self._hook_tasks.discard)
+                self._hook_tasks.spawn(work)
 
     def new_game_settings(self, mnemonic: str) -> dict[str, JSON]:
         """The settings a new game of ``mnemonic`` is stored with: the hashes of the asset

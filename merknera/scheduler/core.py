@@ -13,6 +13,7 @@ from merknera.scheduler.arena import Arena
 from merknera.scheduler.leases import OFFERS
 from merknera.scheduler.runner import GameRunner
 from merknera.store import nodes
+from merknera.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +33,7 @@ class Scheduler:
         self._idle.set()
         self._stopping = False
         self._sweeper: asyncio.Task[None] | None = None
-        self._cancelling: set[asyncio.Task[None]] = set()
+        self._cancelling = TaskSet()
 
     async def start(self) -> None:
         """Resume the unfinished games no live node plays, from their stored moves; then
@@ -78,9 +79,7 @@ class Scheduler:
             await nodes.notify(self.arena.db, OFFERS, f"{leases.node} {len(game_ids)}")
 
     def _lost(self, game_ids: set[int]) -> None:
-        task = asyncio.create_task(self.cancel(game_ids))
-        self._cancelling.add(task)
-        task.add_done_callback(self._cancelling.discard)
+        self._cancelling.spawn(self.cancel(game_ids))
 
     def submit(self, game_ids: Iterable[int], *, people: bool = False) -> None:
         """Start runners for these games (a game already running is left alone).
@@ -136,7 +135,7 @@ class Scheduler:
             self._sweeper.cancel()
             await asyncio.gather(self._sweeper, return_exceptions=True)
         await self.cancel(list(self._tasks))
-        await asyncio.gather(*self._cancelling, return_exceptions=True)
+        await self._cancelling.wait()
         await self.arena.rater.stop()
         await self.arena.notifier.stop()
         try:

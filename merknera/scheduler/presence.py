@@ -27,6 +27,7 @@ from merknera.events import BotStatusChanged, EventBus
 from merknera.seats import Seats
 from merknera.store import Database, bots, logs
 from merknera.store.bots import Bot, BotStatus
+from merknera.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +62,7 @@ class Presence:
         self._pinging: dict[int, asyncio.Task[bool]] = {}
         self._ping_slots = asyncio.Semaphore(_PING_PARALLEL)
         self._touched: set[int] = set()
-        self._writes: set[asyncio.Task[None]] = set()
+        self._writes = TaskSet()
         self._loop_task: asyncio.Task[None] | None = None
         self._changes = 0
         """Counts this node's own changes to the directory (see :meth:`refresh`)."""
@@ -141,13 +142,12 @@ class Presence:
 
     async def stop(self) -> None:
         """Stop pinging (and record who was heard from)."""
-        tasks: list[asyncio.Task[None] | asyncio.Task[bool]] = [
-            *self._pinging.values(), *self._writes]
+        tasks: list[asyncio.Task[None] | asyncio.Task[bool]] = [*self._pinging.values()]
         if self._loop_task is not None:
             tasks.append(self._loop_task)
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, self._writes.close(), return_exceptions=True)
         self._loop_task = None
         try:
             await self._flush_seen()
@@ -307,9 +307,7 @@ class Presence:
     def _background(self, write: Coroutine[Any, Any, None]) -> None:
         """Run a store write in the background (callers are on a game's path); stop()
         waits for it."""
-        task = asyncio.create_task(write)
-        self._writes.add(task)
-        task.add_done_callback(self._writes.discard)
+        self._writes.spawn(write)
 
     async def _write_status(self, bot: Bot, *, online: bool, why: str) -> None:
         if await bots.set_liveness(self._db, bot.id, online):

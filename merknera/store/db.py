@@ -29,6 +29,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from merknera.clock import now_ms
 from merknera.threads import as_helper
 
 Params = Sequence[Any] | dict[str, Any]
@@ -128,7 +129,7 @@ def now() -> str:
     make each later finish re-rate every game stamped "in the future".
     """
     global _last_ms, _last_stamp, _last_second, _second_text
-    ms = time.time_ns() // 1_000_000
+    ms = now_ms()
     if ms > _last_ms:  # formatted once per millisecond: every move stamps its row
         _last_ms = ms
         seconds, millis = divmod(ms, 1000)

@@ -4,7 +4,9 @@
 operations: ``add`` (a new key, or ``/-`` to append to an array), ``remove`` and
 ``replace``.  Paths are JSON Pointers (RFC 6901: ``~`` is written ``~0`` and ``/`` is
 ``~1``; ``""`` is the whole value).  Any JSON Patch library applies such a patch;
-:func:`apply` is this module's own, which the tests hold the patches to.
+:func:`apply` is this module's own, with which the replays rebuild a frame's whole state
+from the one before it, copying only what an operation changes (the tests check the
+patches with another library too).
 
 The patch follows how views change from one move to the next: an array that grows at its
 end gets ``add .../-`` for its new items, an array that shrinks at its end gets ``remove``

@@ -31,12 +31,12 @@ import json
 import logging
 import random
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
+from merknera.cache import Cache
 from merknera.games import JSON, AnyGame, JSONObject, MoveError
 from merknera.store import results
 from merknera.store.db import Connection, Row
@@ -269,8 +269,8 @@ class FrameLog:
         self._start_bytes = len(_dumps(self.start))
         self._cache = threading.Lock()
         """Held while the cuts' caches below change (cuts run on any thread)."""
-        self._views: OrderedDict[int, JSON] = OrderedDict()
-        self._wholes: OrderedDict[int, bytes] = OrderedDict()
+        self._views: Cache[int, JSON] = Cache(VIEWS_KEPT)
+        self._wholes: Cache[int, bytes] = Cache(WHOLES_KEPT)
         self._wholes_bytes = 0
         self._encoded: tuple[int, str, EncodedReplay] | None = None
 
@@ -325,7 +325,6 @@ class FrameLog:
         with self._cache:
             found = self._wholes.get(index)
             if found is not None:
-                self._wholes.move_to_end(index)
                 return found
         frame = _loads(self.frames[index])
         if "patch" not in frame:
@@ -334,7 +333,10 @@ class FrameLog:
         frame["state"] = self._view(index)
         encoded = _dumps(frame)
         with self._cache:
-            self._wholes_bytes += _remember(self._wholes, index, encoded, WHOLES_KEPT)
+            replaced = self._wholes.pop(index) or b""
+            dropped = self._wholes.put(index, encoded)
+            self._wholes_bytes += (len(encoded) - len(replaced)
+                                   - sum(len(value) for _, value in dropped))
         return encoded
 
     def _view(self, index: int) -> JSON:
@@ -360,7 +362,7 @@ class FrameLog:
         for patch in reversed(patches):
             view = jsonpatch.apply(view, patch)
         with self._cache:
-            _remember(self._views, index, view, VIEWS_KEPT)
+            self._views.put(index, view)
         return view
 
     def encoded(self, status: GameStatus, deadline: Deadline = UNLIMITED) -> EncodedReplay:
@@ -431,20 +433,6 @@ WHOLES_KEPT = 16
 """Frames with their whole states a log keeps at hand, for the streams that follow it."""
 
 
-def _remember(kept: OrderedDict[int, Any], index: int, value: Any, most: int) -> int:
-    """Keep ``value`` as ``index``'s, forgetting the oldest beyond ``most``; the change in
-    the bytes kept (of values that are bytes)."""
-    dropped = [kept.pop(index, None)]
-    kept[index] = value
-    while len(kept) > most:
-        dropped.append(kept.popitem(last=False)[1])
-    return _bytes(value) - sum(_bytes(old) for old in dropped)
-
-
-def _bytes(value: Any) -> int:
-    return len(value) if isinstance(value, bytes) else 0
-
-
 def encode(header: GameHeader, rows: list[Row],
            states: States = States.DELTA) -> EncodedReplay:
     """The whole replay of a game, encoded (CPU work: run it off the event loop)."""
@@ -483,24 +471,21 @@ class ReplayCache:
     recently used first, up to ``budget`` bytes."""
 
     def __init__(self, budget: int = 64 * 1024 * 1024) -> None:
-        self.budget = budget
-        self._held: OrderedDict[ReplayKey, EncodedReplay] = OrderedDict()
-        self._size = 0
+        self._held: Cache[ReplayKey, EncodedReplay] = Cache(
+            budget=budget, size=lambda replay: replay.size)
+
+    @property
+    def budget(self) -> float:
+        """Bytes the replays are kept within."""
+        return self._held.budget
 
     def get(self, key: ReplayKey) -> EncodedReplay | None:
         """A cached replay, or None."""
-        found = self._held.get(key)
-        if found is not None:
-            self._held.move_to_end(key)
-        return found
+        return self._held.get(key)
 
     def put(self, key: ReplayKey, replay: EncodedReplay) -> None:
         """Keep a finished game's replay, forgetting the least recently used beyond the
         budget (a replay larger than the whole budget is not kept)."""
         if replay.size > self.budget or key in self._held:
             return
-        self._held[key] = replay
-        self._size += replay.size
-        while self._size > self.budget:
-            _, dropped = self._held.popitem(last=False)
-            self._size -= dropped.size
+        self._held.put(key, replay)

@@ -27,11 +27,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from merknera.cache import Cache
 from merknera.guard.streams import PIECE
 from merknera.store import Database
 from merknera.store.games import GameStatus
@@ -95,17 +95,27 @@ class Replays:
     def __init__(self, work: Work, budget: int = 64 * 1024 * 1024,
                  full_budget: int = 32 * 1024 * 1024, most: int = 256) -> None:
         self.work = work
-        self.budget = budget
-        self.most = most
-        """Logs kept at most, however small (each holds its game's state too)."""
         self.built = 0
         """Logs begun (each from its game's first row)."""
         self.applied = 0
         """Rows applied to logs, over all of them."""
-        self._held: OrderedDict[tuple[int, bool], Shared] = OrderedDict()
+        self._held: Cache[tuple[int, bool], Shared] = Cache(
+            most, budget=budget, size=lambda shared: shared.log.size,
+            held=lambda shared: shared.followers > 0)
+        """The logs, but for those live streams follow: a log grows as its game goes on."""
         self._full = ReplayCache(full_budget)
 
     # -- the logs ---------------------------------------------------------------------------
+
+    @property
+    def budget(self) -> float:
+        """Bytes the logs are kept within, but for those live streams follow."""
+        return self._held.budget
+
+    @property
+    def most(self) -> float:
+        """Logs kept at most, however small (each holds its game's state too)."""
+        return self._held.most
 
     @property
     def logs(self) -> int:
@@ -115,7 +125,7 @@ class Replays:
     @property
     def size(self) -> int:
         """Bytes the logs held now hold (:attr:`FrameLog.size`)."""
-        return sum(shared.log.size for shared in self._held.values())
+        return self._held.size
 
     def shared(self, header: GameHeader, reveal: bool) -> Shared:
         """The game's log for viewers who see everything (``reveal``) or not: the one held,
@@ -123,11 +133,10 @@ class Replays:
         key = (header.start.id, reveal)
         found = self._held.get(key)
         if found is not None:
-            self._held.move_to_end(key)
             return found
-        made = self._held[key] = Shared(FrameLog(header, reveal))
+        made = Shared(FrameLog(header, reveal))
         self.built += 1
-        self._fit()
+        self._held.put(key, made)
         return made
 
     @contextlib.contextmanager
@@ -135,25 +144,14 @@ class Replays:
         """``shared`` followed by a live stream meanwhile: kept, and counted, until the
         stream ends (held again if it was let go)."""
         key = (shared.log.header.start.id, shared.log.reveal)
-        if self._held.setdefault(key, shared) is shared:
-            self._held.move_to_end(key)
         shared.followers += 1
+        if self._held.get(key) is None:
+            self._held.put(key, shared)
         try:
             yield shared
         finally:
             shared.followers -= 1
-            self._fit()
-
-    def _fit(self) -> None:
-        """Let go of the least recently used logs beyond the budget, but for those live
-        streams follow."""
-        size = self.size
-        for key, shared in list(self._held.items()):
-            if size <= self.budget and len(self._held) <= self.most:
-                break
-            if shared.followers == 0:
-                del self._held[key]
-                size -= shared.log.size
+            self._held.fit()
 
     async def catch_up(self, shared: Shared, db: Database, place: Place,
                        final: bool = False) -> None:
@@ -192,7 +190,7 @@ class Replays:
                                                place)
                     finally:  # the rows applied stay applied, whatever stopped the caller
                         self.applied += sum(1 for row in rows if before < row["seq"] <= log.seq)
-                        self._fit()
+                        self._held.fit()
                     if not done:
                         raise TimeLimitError("the replay took longer to build than one "
                                              "request may make it take")
@@ -220,7 +218,6 @@ class Replays:
         shared = self._held.get((game_id, True))
         if shared is None or not shared.log.complete:
             return None
-        self._held.move_to_end((game_id, True))
         return shared.log.kept(GameStatus.FINISHED)
 
     async def replay(self, db: Database, header: GameHeader, states: States,
@@ -242,7 +239,7 @@ class Replays:
             return found
         hidden = self._held.get((start.id, False))
         if finished and hidden is not None and hidden.followers == 0:
-            del self._held[(start.id, False)]  # its frames serve no one now
+            self._held.pop((start.id, False))  # its frames serve no one now
         shared = self.shared(header, reveal=finished)
         log = shared.log
         full = states is States.FULL
@@ -265,7 +262,7 @@ class Replays:
                 if made is None:
                     made = await self._run(log.frame_bytes <= INLINE_BYTES, functools.partial(
                         log.encoded, start.status), place)
-                    self._fit()
+                    self._held.fit()
                 return made
             made = self._full.get((start.id, states))
             if made is None:

@@ -28,7 +28,15 @@ from bots.hexagons import (
     read_position,
 )
 from merknera.games.base import SeatResult
-from merknera.games.hexagons import Hexagons, HexagonsState, Line, Point, lattice, line_between
+from merknera.games.hexagons import (
+    Hexagons,
+    HexagonsState,
+    Line,
+    Point,
+    lattice,
+    line_between,
+    render,
+)
 from tests.bot_process import PATIENCE, bot_process, ready_line
 
 GAME = Hexagons()
@@ -147,7 +155,7 @@ def test_good_gives_the_least_away_when_it_must_give() -> None:
                   for line in GAME.legal_moves(state, seat)}
         spreads += min(losses.values()) < max(losses.values())
         line = line_between(*choose_good(position(state), random.Random(1)))
-        assert losses[line] == min(losses.values()), state.render()
+        assert losses[line] == min(losses.values()), render(state)
     assert spreads == len(positions), "each position must tell a good line from a bad one"
 
 

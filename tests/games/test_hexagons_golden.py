@@ -14,7 +14,7 @@ import itertools
 import json
 import random
 
-from merknera.games.hexagons import Hexagons, HexagonsState, Line
+from merknera.games.hexagons import Hexagons, HexagonsState, Line, render
 from tests.golden import GOLDEN_DIR, check_golden, outcome_lines
 
 GAME = Hexagons()
@@ -43,7 +43,7 @@ def playthrough(seed: int) -> str:
         "policy: uniform over legal_moves",
         "",
         "start:",
-        state.render(),
+        render(state),
     ]
     ply = 0
     while (seat := GAME.to_move(state)) is not None:
@@ -58,7 +58,7 @@ def playthrough(seed: int) -> str:
             f"({GAME.describe_move(state, seat, move)})",
         ]
         state = GAME.apply(state, seat, move)
-        lines += [state.render(), f"scores: {_scores(state)}"]
+        lines += [render(state), f"scores: {_scores(state)}"]
     lines += [
         *outcome_lines(GAME.outcome(state)),
         f"state: {json.dumps(GAME.state_to_json(state))}",
@@ -95,7 +95,7 @@ def test_the_golden_game_is_a_real_game() -> None:
             _text(line) for line in GAME.legal_moves(state, seat)]
         wire = json.loads(move_line.removeprefix("move: ").split("  (")[0])
         state = GAME.apply(state, seat, GAME.parse_move(wire))
-        assert "\n".join(board) == state.render()
+        assert "\n".join(board) == render(state)
         assert scores == f"scores: {_scores(state)}"
     assert GAME.to_move(state) is None
     # The game is worth keeping: it has a claim, and a claimer moving again after it.

@@ -179,9 +179,14 @@ async def test_a_stored_game_is_rebuilt_in_its_clients_place(served: Served) -> 
     assert work.placed == 0
 
 
-async def test_the_latest_finished_stored_games_are_kept(
-        served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def two_stored_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep two finished stored games (set before the platform makes its tables)."""
     monkeypatch.setattr(tables_module, "STORED_KEPT", 2)
+
+
+async def test_the_latest_finished_stored_games_are_kept(
+        two_stored_kept: None, served: Served) -> None:
     tables, hexagons = served.platform.tables, served.config.hexagons.port
     handles = ["feed0001", "feed0002", "feed0003"]
     for seed, handle in enumerate(handles, 20):

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import jsonpatch
 import pytest
 
 from merknera.assets import AssetStore, default_directory
@@ -20,7 +21,7 @@ from merknera.games import CHANCE, JSON, REGISTRY, AnyGame
 from merknera.store.db import Row
 from merknera.store.games import GameStatus
 from merknera.store.results import ReplayStart
-from merknera.web import jsonpatch, replay
+from merknera.web import replay
 from merknera.web.replay import GameHeader, Replayer, States
 from tests.golden import GOLDEN_DIR
 
@@ -116,7 +117,7 @@ def rebuilt(start: Any, frames: list[dict[str, Any]]) -> list[Any]:
     states, state = [start], start
     for frame in frames:
         assert ("state" in frame) != ("patch" in frame), frame
-        state = frame["state"] if "state" in frame else jsonpatch.apply(state, frame["patch"])
+        state = frame["state"] if "state" in frame else jsonpatch.apply_patch(state, frame["patch"])
         states.append(state)
     return states
 

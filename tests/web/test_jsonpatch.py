@@ -1,6 +1,7 @@
-"""The replays' JSON Patch: the patches :func:`diff` makes, that :func:`apply` rebuilds the
-value exactly (as JSON text, key order included) without changing what it started from, and
-that a patch which does not apply is refused by operation, saying why."""
+"""The replays' JSON Patch: the patches :func:`diff` makes, that :func:`apply` and, as an
+independent check, the ``jsonpatch`` package rebuild the value exactly (as JSON text, key
+order included) without changing what it started from, and that a patch which does not
+apply is refused by operation, saying why."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import copy
 import json
 from typing import Any
 
+import jsonpatch
 import pytest
 
 from merknera.web.jsonpatch import PatchError, apply, diff, parts_of, pointer
@@ -59,8 +61,10 @@ def test_diff_makes_the_smallest_usual_patch_and_apply_rebuilds_it(
     patch = diff(before, after)
     assert patch == expected
     kept = copy.deepcopy(before)
-    rebuilt = apply(before, json.loads(json.dumps(patch)))  # as a client would read it
+    read = json.loads(json.dumps(patch))  # as a client would read it
+    rebuilt = apply(before, read)
     assert json.dumps(rebuilt) == json.dumps(after)
+    assert json.dumps(jsonpatch.apply_patch(before, read)) == json.dumps(after)
     assert json.dumps(before) == json.dumps(kept)  # the value it started from is unchanged
 
 
@@ -75,6 +79,7 @@ def test_apply_adds_inserts_removes_and_replaces_anywhere() -> None:
     patch: list[Any] = [add("/a/1", 2), add("/a/3", 4), remove("/a/0"), replace("/b/c", 5),
                         add("/b/d", {"e": []}), add("/b/d/e/-", 1), remove("/b/c")]
     assert apply(document, patch) == {"a": [2, 3, 4], "b": {"d": {"e": [1]}}}
+    assert apply(document, patch) == jsonpatch.apply_patch(document, patch)
     assert document == {"a": [1, 3], "b": {"c": 1}}
 
 

@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import jsonpatch
 import pytest
 from playwright.async_api import Browser, expect
 from pytest_aiohttp import AiohttpServer
 
 from merknera.app import Platform, build_app
 from merknera.store import users
-from merknera.web import jsonpatch
 from tests.e2e.harness import READY, Processes
 from tests.web.conftest import Site, open_page, site_config
 
@@ -118,7 +118,7 @@ async def test_the_event_stream_resumes_after_the_last_frame(arena: Arena) -> No
     assert "state" in frames[0] and all("patch" in frame for frame in frames[1:])
     states = [frames[0]["state"]]
     for frame in frames[1:]:
-        states.append(jsonpatch.apply(states[-1], frame["patch"]))
+        states.append(jsonpatch.apply_patch(states[-1], frame["patch"]))
     async with aiohttp.ClientSession() as session, session.get(
             arena.site.at(f"/api/games/{game_id}/replay?states=full")) as response:
         full = await response.json()

@@ -11,13 +11,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
+import jsonpatch
 import pytest
 from markupsafe import escape
 
 from merknera.app import build_app
 from merknera.games import REGISTRY
 from merknera.store import stats
-from merknera.web import jsonpatch
 from tests.web.conftest import Site
 from tests.web.store_builder import HOSTILE_DESCRIPTION, HOSTILE_NAME, HOSTILE_WEBSITE
 
@@ -210,7 +210,7 @@ def rebuilt(replay: dict[str, Any]) -> list[Any]:
     states = [replay["state"]]
     for frame in replay["frames"]:
         states.append(frame["state"] if "state" in frame
-                      else jsonpatch.apply(states[-1], frame["patch"]))
+                      else jsonpatch.apply_patch(states[-1], frame["patch"]))
     return states
 
 

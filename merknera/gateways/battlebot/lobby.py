@@ -20,13 +20,13 @@ import logging
 import secrets
 from collections.abc import Sequence
 
-from merknera.gateways.background import Background
 from merknera.gateways.battlebot.clients import Client, Hub
 from merknera.gateways.battlebot.records import contest_meetings
 from merknera.gateways.battlebot.wire import Era
 from merknera.scheduler.core import Scheduler
 from merknera.store import competition, games, logs
 from merknera.store.db import Connection
+from merknera.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ class Lobby:
         self._hub = hub
         self._waiting: dict[tuple[str, str | None], list[Client]] = {}
         self._lock = asyncio.Lock()
-        self._background = Background()
+        self._background = TaskSet()
         hub.on_arrival = self.arrived
 
     def arrived(self, client: Client) -> None:
@@ -58,7 +58,7 @@ class Lobby:
 
     async def stop(self) -> None:
         """Stop matching."""
-        await self._background.stop()
+        await self._background.close()
 
     def _still_waiting(self, pool: tuple[str, str | None]) -> list[Client]:
         waiting = [c for c in self._waiting.get(pool, []) if not c.closed and c.seating is None]

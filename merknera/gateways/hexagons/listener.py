@@ -242,7 +242,7 @@ class HexagonsListener:
                 # The same Game object and delta line for every observer of this moment.
                 now = self._rooms.shown(room)
                 await stream.send(response, now.delta(shown.snapshot).line(wrapper))
-                room.observers[token] = now.snapshot
+                room.observers.put(token, now.snapshot)
                 shown = now
         await stream.end(response)
         return response

@@ -16,14 +16,13 @@ import logging
 import secrets
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from merknera.cache import Cache
 from merknera.events import GameFinished
 from merknera.games import JSONObject, Seat, SeatResult
 from merknera.games.hexagons import Hexagons, HexagonsState
-from merknera.gateways.background import Background
 from merknera.gateways.guests import (
     Guest,
     GuestRefusedError,
@@ -40,6 +39,7 @@ from merknera.refused import RefusedError
 from merknera.scheduler.arena import Arena
 from merknera.seats.polled import PolledSeat
 from merknera.store.bots import Bot
+from merknera.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +77,9 @@ class Room:
     disqualified: set[str] = field(default_factory=set)
     tokens: dict[Seat, str] = field(default_factory=dict)
     """Each seat's current turn token."""
-    observers: OrderedDict[str, Snapshot] = field(default_factory=OrderedDict)
+    observers: Cache[str, Snapshot] = field(
+        default_factory=lambda: Cache[str, Snapshot](MAX_OBSERVER_TOKENS))
+    """Each observer token's last snapshot, the most recently used kept."""
     ending: asyncio.Task[None] | None = None
 
     @property
@@ -127,14 +129,12 @@ class Room:
         """What an observer's ``GET`` shows of the game ``shown`` now: the delta since its
         last snapshot (which becomes ``shown``'s)."""
         since = self.observers.get(token)
-        self.observers[token] = shown.snapshot
+        self.observers.put(token, shown.snapshot)
         return shown.game if since is None else shown.delta(since)
 
     def new_observer(self, snapshot: Snapshot) -> str:
         token = str(uuid.uuid4())
-        self.observers[token] = snapshot
-        while len(self.observers) > MAX_OBSERVER_TOKENS:
-            self.observers.popitem(last=False)
+        self.observers.put(token, snapshot)
         return token
 
 
@@ -152,9 +152,9 @@ class Rooms:
                                                     "hexagons games waiting for players")
         self._queue: list[_Waiter] = []
         self._by_game: dict[int, Room] = {}
-        self._views: OrderedDict[Room, tuple[tuple[int, ...], wire.Shown]] = OrderedDict()
+        self._views: Cache[Room, tuple[tuple[int, ...], wire.Shown]] = Cache(VIEWS_KEPT)
         tables.forgotten.append(self._forget)
-        self._background = Background()
+        self._background = TaskSet()
         arena.finish_hooks.append(self._finished)
 
     # -- games ------------------------------------------------------------------------------
@@ -176,13 +176,9 @@ class Rooms:
         version = room.version
         kept = self._views.get(room)
         if kept is not None and kept[0] == version:
-            self._views.move_to_end(room)
             return kept[1]
         shown = wire.Shown(room.game_object(self.game))
-        self._views[room] = (version, shown)
-        self._views.move_to_end(room)
-        while len(self._views) > VIEWS_KEPT:
-            self._views.popitem(last=False)
+        self._views.put(room, (version, shown))
         return shown
 
     async def stored_id(self, handle: str) -> int | None:
@@ -394,7 +390,7 @@ class Rooms:
 
     async def stop(self) -> None:
         """Stop expiring games, and send the waiting clients away."""
-        await self._background.stop()
+        await self._background.close()
         for room in list(self._rooms.values()):
             self._drop(room, "the server is stopping")
         for waiter in self._queue:

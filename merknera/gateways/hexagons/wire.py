@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections import OrderedDict
 from dataclasses import dataclass
 
+from merknera.cache import Cache
 from merknera.games import JSON, JSONObject
-from merknera.games.hexagons import MAX_SIZE, MIN_SIZE, Line, Point, line_between
+from merknera.games.hexagons import MAX_SIZE, MIN_SIZE, Line, Point, line_between, move_to_wire
 from merknera.names import Claim, ClaimFieldError, Unnamed, read_claim
 from merknera.protocol import strict_json
 
@@ -108,7 +108,7 @@ def read_line(body: bytes) -> Line:
 
 def line_request(line: Line) -> JSON:
     """A line as the platform game reads a move (``{"line": [...]}``)."""
-    return {"line": [{"row": end.row, "col": end.col} for end in line]}
+    return move_to_wire(line)
 
 
 def _json(body: bytes, refusal: str) -> JSON:
@@ -254,7 +254,7 @@ class Shown:
     def __init__(self, game: JSONObject) -> None:
         self.game = Encoded(game)
         self.snapshot = snapshot(game)
-        self._deltas: OrderedDict[Snapshot, Encoded] = OrderedDict()
+        self._deltas: Cache[Snapshot, Encoded] = Cache(DELTAS_KEPT)
 
     @property
     def state(self) -> JSON:
@@ -265,7 +265,6 @@ class Shown:
         """The Game Delta since ``since`` (:func:`delta`)."""
         found = self._deltas.get(since)
         if found is None:
-            found = self._deltas[since] = Encoded(delta(self.game.document, since))
-            if len(self._deltas) > DELTAS_KEPT:
-                self._deltas.popitem(last=False)
+            found = Encoded(delta(self.game.document, since))
+            self._deltas.put(since, found)
         return found

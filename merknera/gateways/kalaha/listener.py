@@ -53,6 +53,7 @@ from merknera.gateways.tables import Table, Tables
 from merknera.guard import Guard, crosssite
 from merknera.guard.bodies import BodyError
 from merknera.guard.clients import requested_host
+from merknera.hosts import host_port
 from merknera.names import Claim, ClaimFieldError, Unnamed, read_claim
 from merknera.protocol import strict_json
 from merknera.refused import RefusedError, retry_after_header
@@ -112,7 +113,7 @@ class KalahaListener:
         pages = [config.listeners.public_url] if config.listeners.public_url else []
         host = requested_host(request)
         if host:
-            pages.append(f"http://{f'[{host}]' if ':' in host else host}:{config.listeners.port}")
+            pages.append(f"http://{host_port(host, config.listeners.port)}")
         return self._origins | {origin for origin in map(parse_origin, pages)
                                 if origin is not None}
 
