@@ -28,7 +28,7 @@ from merknera.config import Config
 from merknera.endpoints import (
     AddressRefusedError,
     EndpointRefusedError,
-    PolicyResolver,
+    Resolver,
     address_allowed,
     literal_ip,
     parse_endpoint,
@@ -126,7 +126,7 @@ class BotClient:
     async def start(self) -> None:
         """Open the shared pool of connections."""
         self._pool = http1.ConnectionPool(self._limit, self._config.calls.connect_timeout,
-                                          PolicyResolver(self._networks))
+                                          Resolver(self._networks))
 
     async def close(self) -> None:
         """Close the shared pool of connections."""

@@ -1,9 +1,9 @@
 """Which URLs a bot may register, and which addresses the platform may call.
 
 A bot's ``rpcendpoint`` must be an http(s) URL whose host resolves only into the
-configured ``allowed_networks``.  The same rule holds at call time: a resolver wrapper
-drops addresses outside the networks (a DNS answer can change after registration), and
-literal IP hosts, which aiohttp never hands to the resolver, are checked directly.
+configured ``allowed_networks``.  The same rule holds at call time: the bot client's
+:class:`Resolver` drops addresses outside the networks (a DNS answer can change after
+registration), and literal IP hosts are checked directly.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import ipaddress
 import socket
 from collections.abc import Sequence
 
-from aiohttp.abc import AbstractResolver, ResolveResult
 from yarl import URL
 
+from merknera.cache import Cache
 from merknera.config import IPNetwork
-from merknera.lookups import LOOKUPS, LookupResolver
+from merknera.lookups import LOOKUPS, Lookups
 
 MAX_URL_LENGTH = 2000
 
@@ -29,9 +29,9 @@ class EndpointRefusedError(ValueError):
 class AddressRefusedError(OSError):
     """A host that resolves only to addresses outside the allowed networks.
 
-    An OSError, raised by :class:`PolicyResolver`, so that aiohttp treats it as a failed
-    lookup; its message names neither the host nor its addresses (it ends up in fault
-    messages, which everybody may read).
+    An OSError, raised by :class:`Resolver`, as a failed lookup is; its message names
+    neither the host nor its addresses (it ends up in fault messages, which everybody may
+    read).
     """
 
 
@@ -120,22 +120,53 @@ async def endpoint_addresses(url: str, time_limit: float) -> frozenset[str]:
         return frozenset()
 
 
-class PolicyResolver(AbstractResolver):
-    """A resolver that returns only addresses inside the allowed networks."""
+DNS_TTL = 10.0
+"""Seconds a host name's addresses are kept."""
+NAMES_KEPT = 10_000
+"""Host names whose addresses are kept, the most recently used."""
 
-    def __init__(self, networks: Sequence[IPNetwork],
-                 inner: AbstractResolver | None = None) -> None:
+Address = tuple[str, int]
+"""An address to connect to, and its socket family."""
+
+
+class Resolver:
+    """Host names to the addresses the platform may call: looked up on the platform's
+    lookup threads (:mod:`merknera.lookups`), only those inside ``networks``, kept
+    :data:`DNS_TTL` seconds.  An address literal is itself: its caller checks it against
+    the networks (once per URL, :class:`~merknera.botclient.BotClient`)."""
+
+    def __init__(self, networks: Sequence[IPNetwork], lookups: Lookups = LOOKUPS,
+                 ttl: float = DNS_TTL) -> None:
         self._networks = tuple(networks)
-        self._inner = inner or LookupResolver()
+        self._lookups = lookups
+        self._known: Cache[tuple[str, int], list[Address]] = Cache(NAMES_KEPT, ttl=ttl)
 
-    async def resolve(self, host: str, port: int = 0,
-                      family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
-        results = await self._inner.resolve(host, port, family)
-        allowed = [r for r in results if address_allowed(r["host"], self._networks)]
+    async def resolve(self, host: str, port: int) -> list[Address]:
+        """The addresses to try for ``host``, in the resolver's order.
+
+        :raises OSError: ``socket.gaierror`` when the name does not resolve;
+            :class:`AddressRefusedError` when it resolves only outside the networks.
+        """
+        literal = literal_ip(host)
+        if literal is not None:
+            return [(literal, socket.AF_INET6 if ":" in literal else socket.AF_INET)]
+        known = self._known.get((host, port))
+        if known is not None:
+            return known
+        found: list[Address] = []
+        # AI_ADDRCONFIG: no IPv6 addresses on a host without IPv6, which could only fail
+        # to connect.
+        for family, _, _, _, address in await self._lookups.getaddrinfo(
+                host, port, socket.AF_UNSPEC, socket.AI_ADDRCONFIG):
+            shown = str(address[0])
+            if family == socket.AF_INET6 and len(address) > 3 and address[3]:
+                shown = f"{shown}%{address[3]}"  # a link-local address keeps its scope
+            found.append((shown, family))
+        if not found:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        allowed = [entry for entry in found if address_allowed(entry[0], self._networks)]
         if not allowed:
             raise AddressRefusedError(
                 "the endpoint resolves only to addresses outside the allowed networks")
+        self._known.put((host, port), allowed)
         return allowed
-
-    async def close(self) -> None:
-        await self._inner.close()

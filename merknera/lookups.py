@@ -24,8 +24,6 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from aiohttp.abc import AbstractResolver, ResolveResult
-
 from merknera.threads import as_helper
 
 _Key = tuple[asyncio.AbstractEventLoop, str, int, int, int]
@@ -125,31 +123,3 @@ def _deliver(loop: asyncio.AbstractEventLoop, answer: asyncio.Future[list[AddrIn
 
 LOOKUPS = Lookups()
 """The process's lookups (its threads start with the first lookup)."""
-
-
-class LookupResolver(AbstractResolver):
-    """aiohttp's resolver interface over :class:`Lookups` (as aiohttp's
-    ``ThreadedResolver`` is over the loop's ``getaddrinfo``)."""
-
-    def __init__(self, lookups: Lookups = LOOKUPS) -> None:
-        self._lookups = lookups
-
-    async def resolve(self, host: str, port: int = 0,
-                      family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
-        results: list[ResolveResult] = []
-        # AI_ADDRCONFIG as aiohttp's ThreadedResolver: no IPv6 addresses on a host without
-        # IPv6, which could only fail to connect.
-        for kind, _, proto, _, address in await self._lookups.getaddrinfo(
-                host, port, family, socket.AI_ADDRCONFIG):
-            found = str(address[0])
-            if kind == socket.AF_INET6 and len(address) > 3 and address[3]:
-                found = f"{found}%{address[3]}"  # a link-local address keeps its scope
-            results.append(ResolveResult(hostname=host, host=found, port=int(address[1]),
-                                         family=kind, proto=proto,
-                                         flags=socket.AI_NUMERICHOST | socket.AI_NUMERICSERV))
-        if not results:
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        return results
-
-    async def close(self) -> None:
-        """Nothing to close: the threads are the process's."""

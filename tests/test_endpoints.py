@@ -1,7 +1,7 @@
 """Which endpoint URLs a bot may register and which addresses the platform may call.
 
 No test here leaves the machine: hosts are IP literals or ``localhost``, and the resolver
-tests use a fixed-answer resolver in place of DNS.
+tests use a fixed-answer lookup in place of DNS.
 """
 
 from __future__ import annotations
@@ -10,18 +10,19 @@ import ipaddress
 import socket
 
 import pytest
-from aiohttp.abc import AbstractResolver, ResolveResult
 
 from merknera.config import Config, IPNetwork
 from merknera.endpoints import (
     MAX_URL_LENGTH,
+    AddressRefusedError,
     EndpointRefusedError,
-    PolicyResolver,
+    Resolver,
     address_allowed,
     check_endpoint,
     literal_ip,
     parse_endpoint,
 )
+from merknera.lookups import AddrInfo, Lookups
 
 DEFAULT: tuple[IPNetwork, ...] = Config().calls.networks
 LOOPBACK: tuple[IPNetwork, ...] = (ipaddress.ip_network("127.0.0.0/8"),
@@ -192,63 +193,58 @@ async def test_a_host_that_does_not_resolve_is_refused() -> None:
         await check_endpoint("http://" + "a" * 64 + ".invalid/rpc", DEFAULT)
 
 
-# -- PolicyResolver --------------------------------------------------------------------------
+# -- Resolver --------------------------------------------------------------------------------
 
 
-def result(host: str, family: socket.AddressFamily = socket.AF_INET) -> ResolveResult:
-    return ResolveResult(hostname="bot.example", host=host, port=8081, family=family,
-                         proto=socket.IPPROTO_TCP, flags=socket.AI_NUMERICHOST)
+class Fixed:
+    """A lookup function (:class:`~merknera.lookups.Lookups`) that answers every name with
+    the same addresses and records what it was asked."""
+
+    def __init__(self, *addresses: str) -> None:
+        self.addresses = addresses
+        self.asked: list[tuple[str, int, int, int]] = []
+
+    def __call__(self, host: str, port: int, family: int, flags: int) -> list[AddrInfo]:
+        self.asked.append((host, port, family, flags))
+        return [(socket.AF_INET6 if ":" in address else socket.AF_INET, socket.SOCK_STREAM,
+                 socket.IPPROTO_TCP, "", (address, port)) for address in self.addresses]
 
 
-class FixedResolver(AbstractResolver):
-    """Answers every lookup with the same addresses and records what it was asked."""
-
-    def __init__(self, answers: list[ResolveResult]) -> None:
-        self.answers = answers
-        self.asked: list[tuple[str, int, socket.AddressFamily]] = []
-        self.closed = False
-
-    async def resolve(self, host: str, port: int = 0,
-                      family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
-        self.asked.append((host, port, family))
-        return list(self.answers)
-
-    async def close(self) -> None:
-        self.closed = True
+async def test_the_resolver_keeps_only_allowed_addresses() -> None:
+    lookup = Fixed("8.8.8.8", "10.0.0.5", "2001:db8::1", "::ffff:10.0.0.6", "127.0.0.1")
+    resolver = Resolver(PRIVATE_10, Lookups(lookup=lookup))
+    allowed = await resolver.resolve("bot.example", 8081)
+    assert [host for host, _ in allowed] == ["10.0.0.5", "::ffff:10.0.0.6"]
+    assert allowed[0] == ("10.0.0.5", socket.AF_INET)
+    assert lookup.asked == [("bot.example", 8081, socket.AF_UNSPEC, socket.AI_ADDRCONFIG)]
 
 
-async def test_policy_resolver_keeps_only_allowed_addresses() -> None:
-    inner = FixedResolver([result("8.8.8.8"), result("10.0.0.5"),
-                           result("2001:db8::1", socket.AF_INET6),
-                           result("::ffff:10.0.0.6", socket.AF_INET6), result("127.0.0.1")])
-    resolver = PolicyResolver(PRIVATE_10, inner)
-    allowed = await resolver.resolve("bot.example", 8081, socket.AF_UNSPEC)
-    assert [r["host"] for r in allowed] == ["10.0.0.5", "::ffff:10.0.0.6"]
-    assert allowed[0] == result("10.0.0.5")
-    assert inner.asked == [("bot.example", 8081, socket.AF_UNSPEC)]
+async def test_the_resolver_passes_everything_allowed_in_order() -> None:
+    resolver = Resolver(LOOPBACK, Lookups(lookup=Fixed("127.0.0.2", "::1", "127.0.0.1")))
+    assert await resolver.resolve("bot.example", 80) == [
+        ("127.0.0.2", socket.AF_INET), ("::1", socket.AF_INET6), ("127.0.0.1", socket.AF_INET)]
 
 
-async def test_policy_resolver_passes_everything_allowed_in_order() -> None:
-    answers = [result("127.0.0.2"), result("::1", socket.AF_INET6), result("127.0.0.1")]
-    resolver = PolicyResolver(LOOPBACK, FixedResolver(answers))
-    assert await resolver.resolve("bot.example", 80) == answers
-
-
-@pytest.mark.parametrize("answers", [
-    [result("8.8.8.8"), result("2001:db8::1", socket.AF_INET6)],
-    [],
-], ids=["all outside", "no answer"])
-async def test_policy_resolver_refuses_when_nothing_is_allowed(
-        answers: list[ResolveResult]) -> None:
-    resolver = PolicyResolver(PRIVATE_10, FixedResolver(answers))
-    with pytest.raises(OSError, match="resolves only to addresses outside") as refused:
+async def test_the_resolver_refuses_when_nothing_is_allowed() -> None:
+    resolver = Resolver(PRIVATE_10, Lookups(lookup=Fixed("8.8.8.8", "2001:db8::1")))
+    with pytest.raises(AddressRefusedError, match="resolves only to addresses outside") as refused:
         await resolver.resolve("bot.example", 8081)
     # The message ends up in public fault messages: it names neither host nor address.
     assert "bot.example" not in str(refused.value)
     assert "8.8.8.8" not in str(refused.value)
 
 
-async def test_policy_resolver_closes_its_inner_resolver() -> None:
-    inner = FixedResolver([])
-    await PolicyResolver(LOOPBACK, inner).close()
-    assert inner.closed
+async def test_a_name_without_addresses_does_not_resolve() -> None:
+    with pytest.raises(socket.gaierror):
+        await Resolver(LOOPBACK, Lookups(lookup=Fixed())).resolve("bot.example", 8081)
+
+
+async def test_the_resolver_looks_a_name_up_once_and_never_a_literal() -> None:
+    lookup = Fixed("10.0.0.5")
+    resolver = Resolver(PRIVATE_10, Lookups(lookup=lookup), ttl=3600)
+    for _ in range(3):
+        assert await resolver.resolve("bot.example", 8081) == [("10.0.0.5", socket.AF_INET)]
+    assert await resolver.resolve("10.0.0.9", 8081) == [("10.0.0.9", socket.AF_INET)]
+    assert len(lookup.asked) == 1  # the name once; a literal is never looked up
+    await resolver.resolve("other.example", 8081)
+    assert [host for host, *_ in lookup.asked] == ["bot.example", "other.example"]

@@ -9,6 +9,7 @@ so the slow names are a lookup function that blocks until the test lets it go.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import socket
 import subprocess
 import sys
@@ -17,7 +18,9 @@ from collections import Counter
 
 import pytest
 
-from merknera.lookups import AddrInfo, LookupResolver, Lookups
+from merknera.config import Config
+from merknera.endpoints import Resolver
+from merknera.lookups import AddrInfo, Lookups
 
 
 class Held:
@@ -42,9 +45,9 @@ async def test_the_system_resolver_answers_for_real_names() -> None:
     found = await lookups.getaddrinfo("localhost", 8080)
     assert {address[0] for *_, address in found} <= {"127.0.0.1", "::1"}
     assert {address[1] for *_, address in found} == {8080}
-    literal = await LookupResolver(lookups).resolve("127.0.0.1", 9, socket.AF_INET)
-    assert [(r["host"], r["port"], r["family"]) for r in literal] == [
-        ("127.0.0.1", 9, socket.AF_INET)]
+    loopback = Resolver(Config().calls.networks, lookups)
+    assert {host for host, _ in await loopback.resolve("localhost", 8080)} <= {"127.0.0.1", "::1"}
+    assert await loopback.resolve("127.0.0.1", 9) == [("127.0.0.1", socket.AF_INET)]
     with pytest.raises(OSError):
         await lookups.getaddrinfo("no-such-host.invalid", 80)
 
@@ -87,16 +90,15 @@ async def test_a_failed_lookup_reaches_every_caller_and_is_not_kept() -> None:
     assert held.calls["gone.test"] == 2  # once for the three at once, once for the last
 
 
-async def test_the_resolver_gives_aiohttp_s_shape_with_a_link_local_scope() -> None:
+async def test_the_resolver_keeps_a_link_local_address_s_scope() -> None:
     def lookup(host: str, port: int, family: int, flags: int) -> list[AddrInfo]:
         assert flags & socket.AI_ADDRCONFIG
         return [(socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("fe80::1", port, 0, 3)),
                 (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("10.0.0.1", port))]
 
-    found = await LookupResolver(Lookups(lookup=lookup)).resolve("bot.test", 443, socket.AF_UNSPEC)
-    assert [(r["hostname"], r["host"], r["port"], r["family"]) for r in found] == [
-        ("bot.test", "fe80::1%3", 443, socket.AF_INET6),
-        ("bot.test", "10.0.0.1", 443, socket.AF_INET)]
+    networks = (ipaddress.ip_network("fe80::/10"), ipaddress.ip_network("10.0.0.0/8"))
+    found = await Resolver(networks, Lookups(lookup=lookup)).resolve("bot.test", 443)
+    assert found == [("fe80::1%3", socket.AF_INET6), ("10.0.0.1", socket.AF_INET)]
 
 
 def test_a_lookup_still_blocked_does_not_hold_up_the_exit() -> None:

@@ -10,7 +10,7 @@ by uvicorn) straight into a status and a body, for about a third of that.
 It does what calls to bots need and no more: one request at a time on a connection,
 connections kept alive per origin (LIFO, closed after :data:`KEEPALIVE` idle seconds), a
 bound on connections in all, names resolved through a resolver (the platform's
-:class:`~merknera.endpoints.PolicyResolver`, cached for :data:`DNS_TTL` seconds), TLS with
+:class:`~merknera.endpoints.Resolver`, which keeps a name's addresses a while), TLS with
 the system's certificates, and a cap on the reply's size checked as it arrives.  No
 redirects, no cookies, no proxies, no compression: a bot's reply is the bytes it sent.
 
@@ -32,8 +32,8 @@ from merknera.http1.connection import (
     Reply,
     ReplyTooLargeError,
 )
-from merknera.http1.pool import DNS_TTL, KEEPALIVE, ConnectionPool, Origin, Resolver
+from merknera.http1.pool import KEEPALIVE, ConnectionPool, Origin, Resolver
 
-__all__ = ["DNS_TTL", "FRAMING", "KEEPALIVE", "MAX_HEAD", "BrokenReplyError", "ConnectError",
+__all__ = ["FRAMING", "KEEPALIVE", "MAX_HEAD", "BrokenReplyError", "ConnectError",
            "ConnectTimeoutError", "ConnectionLostError", "ConnectionPool", "HttpError",
            "InvalidReplyError", "Origin", "Reply", "ReplyTooLargeError", "Resolver"]

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import re
-import socket
 import ssl
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from yarl import URL
 
-from merknera.endpoints import literal_ip
 from merknera.hosts import host_port
 from merknera.http1.connection import (
     ConnectError,
@@ -25,9 +23,6 @@ from merknera.http1.connection import (
 
 KEEPALIVE = 15.0
 """Seconds an idle connection is kept for the next request to the same origin."""
-
-DNS_TTL = 10.0
-"""Seconds a host name's addresses are kept."""
 
 _HOST = re.compile(r"[A-Za-z0-9._:%-]+")
 
@@ -64,11 +59,10 @@ class Origin:
 
 
 class Resolver(Protocol):
-    """Host names to addresses (aiohttp's resolvers have this shape)."""
+    """Host names to the addresses to try, each with its socket family
+    (:class:`merknera.endpoints.Resolver`)."""
 
-    async def resolve(self, host: str, port: int = 0,
-                      family: socket.AddressFamily = socket.AF_INET) -> Sequence[
-                          Mapping[str, object]]: ...
+    async def resolve(self, host: str, port: int) -> Sequence[tuple[str, int]]: ...
 
 
 class ConnectionPool:
@@ -86,7 +80,6 @@ class ConnectionPool:
         self._idle: dict[tuple[bool, str, int], list[Connection]] = {}
         self._open = 0
         self._slots: list[asyncio.Future[None]] = []  # waiting for a connection to close
-        self._names: dict[tuple[str, int], tuple[float, list[tuple[str, int]]]] = {}
         self._sweeper: asyncio.TimerHandle | None = None
         self._closed = False
 
@@ -245,7 +238,11 @@ class ConnectionPool:
         last: OSError | None = None
         try:
             async with asyncio.timeout(self._connect_timeout):
-                for host, family in await self._addresses(origin.host, origin.port):
+                try:
+                    addresses = await self._resolver.resolve(origin.host, origin.port)
+                except OSError as exc:
+                    raise ConnectError(exc) from exc
+                for host, family in addresses:
                     try:
                         _, connection = await loop.create_connection(
                             lambda: Connection(key, self.lost), host, origin.port, family=family,
@@ -260,33 +257,6 @@ class ConnectionPool:
                 f"no connection within {self._connect_timeout:g} s") from None
         assert last is not None
         raise ConnectError(last) from last
-
-    async def _addresses(self, host: str, port: int) -> list[tuple[str, int]]:
-        """The addresses to try for a host: itself if it is an address, else its name's
-        (kept :data:`DNS_TTL` seconds).
-
-        :raises ConnectError: if the name does not resolve (or only outside the networks).
-        """
-        literal = literal_ip(host)
-        if literal is not None:
-            return [(literal, socket.AF_INET6 if ":" in literal else socket.AF_INET)]
-        now = time.monotonic()
-        known = self._names.get((host, port))
-        if known is not None and known[0] > now:
-            return known[1]
-        try:
-            found = await self._resolver.resolve(host, port, socket.AF_UNSPEC)
-        except OSError as exc:
-            raise ConnectError(exc) from exc
-        addresses: list[tuple[str, int]] = []
-        for entry in found:
-            address, kind = entry["host"], entry["family"]
-            assert isinstance(address, str) and isinstance(kind, int)
-            addresses.append((address, kind))
-        if len(self._names) > 10_000:
-            self._names.clear()
-        self._names[(host, port)] = (now + DNS_TTL, addresses)
-        return addresses
 
     def _schedule_sweep(self) -> None:
         if self._sweeper is None:

@@ -1,15 +1,18 @@
 """What the bot client's wire tests share: scripted servers, requests and replies, a
-pool on a resolver that counts its lookups."""
+pool on the platform's resolver over a lookup that counts its calls."""
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import socket
 import ssl
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from merknera import http1
+from merknera.endpoints import Resolver
+from merknera.lookups import AddrInfo, Lookups
 
 Script = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 HEAD = b"POST /rpc HTTP/1.1\r\nHost: test\r\nContent-Length: 2\r\n\r\n"
@@ -61,25 +64,27 @@ def held_until(release: asyncio.Event) -> Script:
     return script
 
 
-class CountingResolver:
-    """Resolves every name to loopback, counting lookups."""
+class CountingLookup:
+    """A lookup function (:class:`~merknera.lookups.Lookups`) that resolves every name to
+    loopback but those under ``.invalid``, counting its calls."""
 
     def __init__(self) -> None:
         self.lookups = 0
 
-    async def resolve(self, host: str, port: int = 0,
-                      family: socket.AddressFamily = socket.AF_INET
-                      ) -> Sequence[Mapping[str, object]]:
+    def __call__(self, host: str, port: int, family: int, flags: int) -> list[AddrInfo]:
         self.lookups += 1
         if host.endswith(".invalid"):
             raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        return [{"hostname": host, "host": "127.0.0.1", "port": port,
-                 "family": socket.AF_INET, "proto": 0, "flags": 0}]
+        return [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", ("127.0.0.1", port))]
 
 
-def pool(limit: int = 8, resolver: CountingResolver | None = None,
+LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))
+
+
+def pool(limit: int = 8, lookup: CountingLookup | None = None,
          context: ssl.SSLContext | None = None) -> http1.ConnectionPool:
-    return http1.ConnectionPool(limit, 1.0, resolver or CountingResolver(), context)
+    resolver = Resolver(LOOPBACK, Lookups(lookup=lookup or CountingLookup()))
+    return http1.ConnectionPool(limit, 1.0, resolver, context)
 
 
 def at(port: int, host: str = "127.0.0.1", tls: bool = False) -> http1.Origin:

@@ -17,7 +17,7 @@ from merknera import http1
 from tests.battlebot_support import throwaway_ca
 from tests.http1.support import (
     HEAD,
-    CountingResolver,
+    CountingLookup,
     Server,
     answering,
     at,
@@ -307,13 +307,13 @@ async def test_a_cancelled_waiter_passes_its_room_on(
 async def test_names_are_resolved_once_within_their_time_to_live(
         serve: Callable[..., Awaitable[Server]]) -> None:
     server = await serve(answering(reply(b"one", b"Connection: close\r\n"), then_close=True))
-    resolver = CountingResolver()
-    async with pool(resolver=resolver) as client:
+    lookup = CountingLookup()
+    async with pool(lookup=lookup) as client:
         for _ in range(2):
             await client.request(at(server.port, "bot.example"), HEAD, b"{}", 100, soon())
         with pytest.raises(http1.ConnectError) as refused:
             await client.request(at(server.port, "gone.invalid"), HEAD, b"{}", 100, soon())
-    assert resolver.lookups == 2  # bot.example once, gone.invalid once
+    assert lookup.lookups == 2  # bot.example once, gone.invalid once
     assert isinstance(refused.value.os_error, socket.gaierror)
 
 
