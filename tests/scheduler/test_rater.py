@@ -14,8 +14,8 @@ from merknera.scheduler.rater import Rater
 from merknera.store import Database
 from merknera.store import ratings as rating_store
 from merknera.store.db import now
+from tests.store.test_ratings import make_bots, new_game, store_result, tables
 from tests.support import until
-from tests.test_store_ratings import make_bots, new_game, store_result, tables
 
 FAR_AHEAD = "2999-01-01T00:00:00.000Z"
 """A stamp from a node whose clock runs far ahead."""

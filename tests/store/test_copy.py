@@ -1,6 +1,6 @@
 """``merknera db copy`` (CLI and :func:`merknera.store.copy.copy`): every row of a populated
 arena moved whole into PostgreSQL, and a copy that plays on.  The copies it refuses are in
-tests/test_db_copy_refused.py, which copies the arena made here."""
+tests/store/test_copy_refused.py, which copies the arena made here."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """``merknera db copy``: the copies it refuses (a target with rows, a missing source, a
 source a node serves, a target that is not PostgreSQL, ratings out of step), each leaving
 both sides as they were; and a NUL PostgreSQL cannot hold.  The arena they copy is made by
-tests/test_db_copy.py."""
+tests/store/test_copy.py."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from merknera.scheduler.leases import Leases
 from merknera.store import Database, StoreError, node_lock, users
 from merknera.store.copy import CopyError, copy
 from tests.postgres_support import Cluster
-from tests.test_db_copy import ORDER, Arena, check_copied, dump, pg_rows, populate
+from tests.store.test_copy import ORDER, Arena, check_copied, dump, pg_rows, populate
 
 
 async def heartbeat_only(url: str) -> None:

@@ -3,7 +3,7 @@ reached now is a :class:`StoreUnavailableError` (the listeners answer it 503 wit
 ``Retry-After``), a wrong statement is not.
 
 PostgreSQL stopped under a running platform is ``tests/e2e/test_e2e_store_outage.py``; its
-connections ended by the server, ``tests/test_store_reconnect.py``.
+connections ended by the server, ``tests/store/test_reconnect.py``.
 """
 
 from __future__ import annotations
