@@ -26,7 +26,7 @@ from merknera.hosts import host_port
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.relay import EventRelay
 from merknera.rpc import RpcService, refusal
-from merknera.scheduler.arena import Arena, Notifier
+from merknera.scheduler.arena import Arena
 from merknera.scheduler.coordinator import Coordinator, Duty
 from merknera.scheduler.core import Scheduler
 from merknera.scheduler.discipline import Discipline
@@ -37,8 +37,8 @@ from merknera.scheduler.readiness import Readiness, ReadyService
 from merknera.scheduler.registration import Registrar
 from merknera.scheduler.slots import Slots
 from merknera.scheduler.tournaments import Director
-from merknera.seats import JsonRpcTransport, Seats, SquelchRestTransport
-from merknera.seats.polled import PolledTransport
+from merknera.seats import Carriers, JsonRpcCarrier, Notifier, SquelchRestCarrier
+from merknera.seats.polled import PolledHolder
 from merknera.store import Database, ratings
 from merknera.store.postgres import redacted
 from merknera.web import admin, api, live, nodes, openapi, pages, play, site
@@ -79,7 +79,7 @@ class Platform:
         """Events to and from the other nodes (PostgreSQL: LISTEN/NOTIFY)."""
         self.battlebot = BattlebotGateway(config)
         """Battlebot's WebSocket clients (served when ``battlebot_port`` is set)."""
-        self.guests = PolledTransport()
+        self.guests = PolledHolder()
         """The seats of guests and people: clients that poll (hexagons players, Kalaha
         boards, people in the browser)."""
         self.hexagons = HexagonsGateway()
@@ -140,12 +140,14 @@ class Platform:
             log.info("ratings rebuilt from the stored results: %s", rebuilt)
         self._client = BotClient(self.config, self.budget.outbound)
         await self._client.start()
-        seats = Seats({BotProtocol.JSONRPC: JsonRpcTransport(self._client),
-                       BotProtocol.SQUELCH_REST: SquelchRestTransport(self._client, self.config),
-                       BotProtocol.BATTLEBOT_SALT: self.battlebot.transport,
-                       BotProtocol.BATTLEBOT_GRAPHQL: self.battlebot.transport,
-                       BotProtocol.GUEST: self.guests})
-        presence = Presence(self.config, self._db, seats, self.events)
+        notifier = Notifier(self.config.calls.notify_timeout, self.config.calls.notify_timeout)
+        carriers = Carriers(
+            {BotProtocol.JSONRPC: JsonRpcCarrier(self._client, notifier),
+             BotProtocol.SQUELCH_REST: SquelchRestCarrier(self._client, self.config, notifier)},
+            {BotProtocol.BATTLEBOT_SALT: self.battlebot.holder,
+             BotProtocol.BATTLEBOT_GRAPHQL: self.battlebot.holder,
+             BotProtocol.GUEST: self.guests})
+        presence = Presence(self.config, self._db, carriers, self.events)
         readiness = Readiness()
         # Its own address, not public_url (which all nodes behind one name share).
         host = self.config.listeners.host
@@ -163,9 +165,8 @@ class Platform:
             self.relay = EventRelay(self.config.store.db, self.leases.node, self.events)
             self.relay.on(OFFERS, self.leases.notified)  # games other nodes offer
             await self.relay.start()
-        notify, scheduling = self.config.calls.notify_timeout, self.config.scheduling
-        arena = Arena(self.config, self._db, seats, presence, self.events,
-                      Notifier(seats, notify, notify),
+        scheduling = self.config.scheduling
+        arena = Arena(self.config, self._db, carriers, presence, self.events, notifier,
                       Slots(scheduling.concurrency, scheduling.owner_share), self.games,
                       self.assets, readiness, self.leases)
         self._scheduler = Scheduler(arena)

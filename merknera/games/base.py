@@ -173,7 +173,7 @@ class Outcome:
 class Calls:
     """The calls a game makes to its seats, by the game's names for them.
 
-    The runner names a call by one of these; each seat transport maps the name onto its
+    The runner names a call by one of these; each seat's session maps the name onto its
     wire (JSON-RPC: the method ``<prefix>.<name>`` with the game's id in ``game_id``).
     """
 
@@ -208,7 +208,7 @@ class Announcement:
 
     seat: Seat
     call: str
-    """The game's name for the call, e.g. ``"TurnStart"`` (a transport maps it onto its
+    """The game's name for the call, e.g. ``"TurnStart"`` (a session maps it onto its
     wire)."""
     params: JSONObject
 

@@ -35,7 +35,7 @@ from merknera.names import Claim
 from merknera.refused import RefusedError
 from merknera.scheduler.core import Scheduler
 from merknera.scheduler.play import ReplayError, replay
-from merknera.seats.polled import PolledSeat, PolledTransport
+from merknera.seats.polled import PolledHold, PolledHolder
 from merknera.store import bots, competition, games, logs
 from merknera.store.bots import Bot
 from merknera.store.db import Connection, StoreUnavailableError
@@ -69,7 +69,7 @@ class Table:
     handle: str
     bots: tuple[Bot, ...]
     """The seated bots, in seat order."""
-    polled: dict[int, PolledSeat]
+    polled: dict[int, PolledHold]
     """The seats held by the clients, by seat."""
     data: dict[str, Any] = field(default_factory=dict)
     """What the gateway keeps with the game (a hexagons game's disqualified players)."""
@@ -78,7 +78,7 @@ class Table:
     def ended(self) -> bool:
         return all(seat.ended for seat in self.polled.values())
 
-    def any_seat(self) -> PolledSeat:
+    def any_seat(self) -> PolledHold:
         """A polled seat (each is shown every state)."""
         return next(iter(self.polled.values()))
 
@@ -99,7 +99,7 @@ class Stored:
 class Tables:
     """The games the gateways started for polling clients, by handle."""
 
-    def __init__(self, scheduler: Scheduler, transport: PolledTransport, work: Work,
+    def __init__(self, scheduler: Scheduler, holder: PolledHolder, work: Work,
                  auth: AuthThrottle) -> None:
         self._scheduler = scheduler
         self._auth = auth
@@ -109,7 +109,7 @@ class Tables:
         self.rebuilt = 0
         """Stored games rebuilt from their move logs so far (:meth:`replayed`)."""
         self._arena = self.arena = scheduler.arena
-        self._transport = transport
+        self._holder = holder
         config = self._arena.config
         self._open: Holdings[Table] = Holdings(config.guests.max_open_games,
                                                config.guests.max_open_games_per_client, "games")
@@ -360,8 +360,8 @@ class Tables:
             self._open.give_back(table)
             raise
         for seat in polled:
-            table.polled[seat] = self._transport.hold(table.game_id, seat, seated[seat],
-                                                      turn_limit)
+            table.polled[seat] = self._holder.hold(table.game_id, seat, seated[seat],
+                                                   turn_limit)
         self._tables[(mnemonic, handle)] = table
         self._background.spawn(self._watch(table))
         self._scheduler.submit([table.game_id], people=True)

@@ -1,13 +1,10 @@
-"""What every game runner shares: the config, the store, the seat transports, the presence,
-the event bus, the concurrency slots, the notifier for calls whose replies are ignored,
-and the rater."""
+"""What every game runner shares: the config, the store, the carriers, the presence, the
+event bus, the concurrency slots, the notifier for calls whose replies are ignored, and the
+rater."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import functools
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,53 +17,10 @@ from merknera.scheduler.presence import Presence
 from merknera.scheduler.rater import Rater
 from merknera.scheduler.readiness import Readiness
 from merknera.scheduler.slots import Slots
-from merknera.seats import SeatCall, Seats
+from merknera.seats import Carriers, Notifier
 from merknera.store import Database
 from merknera.store.bots import Bot
 from merknera.tasks import TaskSet
-
-
-class Notifier:
-    """Calls whose replies are ignored (Error, Complete), delivered in the background.
-
-    Calls to one bot go out one after another in the order they were sent (a strike's
-    Error before the game's Complete).
-    """
-
-    def __init__(self, seats: Seats, time_limit: float, drain_time: float) -> None:
-        self._seats = seats
-        self._time_limit = time_limit
-        self._drain_time = drain_time
-        self._tasks = TaskSet()
-        self._last: dict[int, asyncio.Task[None]] = {}
-
-    def send(self, bot: Bot, game: AnyGame, calls: Sequence[SeatCall]) -> None:
-        """Deliver calls of ``game`` to a bot after those sent to it before."""
-        task = self._tasks.spawn(self._deliver(bot, game, calls, self._last.get(bot.id)))
-        self._last[bot.id] = task
-        task.add_done_callback(functools.partial(self._done, bot.id))
-
-    def _done(self, bot_id: int, task: asyncio.Task[None]) -> None:
-        if self._last.get(bot_id) is task:
-            del self._last[bot_id]
-
-    async def _deliver(self, bot: Bot, game: AnyGame, calls: Sequence[SeatCall],
-                       after: asyncio.Task[None] | None) -> None:
-        if after is not None:
-            await asyncio.gather(after, return_exceptions=True)
-        for call in calls:
-            await self._seats.tell(bot, game, call, self._time_limit)
-
-    async def drain(self) -> None:
-        """Wait for every call under way to be delivered or to fail."""
-        await self._tasks.wait()
-
-    async def stop(self) -> None:
-        """Let the calls under way finish (a little while), then give up on the rest."""
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(self._drain_time):
-                await self.drain()
-        await self._tasks.close()
 
 
 @dataclass
@@ -75,11 +29,12 @@ class Arena:
 
     config: Config
     db: Database
-    seats: Seats
+    carriers: Carriers
     """How to reach each bot, by the protocol it speaks."""
     presence: Presence
     events: EventBus
     notifier: Notifier
+    """Calls whose replies are ignored, delivered in the background (the called bots')."""
     slots: Slots
     """One place per game in active play (``concurrency``; a fair share per owner)."""
     games: Mapping[str, AnyGame]
@@ -115,7 +70,7 @@ class Arena:
 
     def new_game_settings(self, mnemonic: str) -> dict[str, JSON]:
         """The settings a new game of ``mnemonic`` is stored with: the hashes of the asset
-        files it is played with (see GameRunner._assets_changed)."""
+        files it is played with (see merknera.scheduler.opening)."""
         if not self.games[mnemonic].assets:
             return {}
         return {"assets": {name: f.sha1 for name, f in self.assets.roles(mnemonic).items()}}

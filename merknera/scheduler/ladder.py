@@ -191,10 +191,11 @@ class Ladder:
             return []
         created: list[int] = []
         for mnemonic in sorted(arena.games):
-            # A connected client plays one game at a time: only those free now.
+            # A held client may have no room for a game (a Battlebot client plays one at
+            # a time, a guest only those its players start): only those it can open for.
             online = [bot_id for bot_id in arena.presence.online_bots(mnemonic)
                       if (bot := arena.presence.bot(bot_id)) is not None
-                      and arena.seats.can_seat(bot)]
+                      and arena.carriers.can_open(bot)]
             if len(online) < 2:
                 continue
             pairs = await arena.db.read(functools.partial(

@@ -24,7 +24,7 @@ from typing import Any
 from merknera.botclient import PlatformResourceError
 from merknera.config import Config
 from merknera.events import BotStatusChanged, EventBus
-from merknera.seats import Seats
+from merknera.seats import Carriers
 from merknera.store import Database, bots, logs
 from merknera.store.bots import Bot, BotStatus
 from merknera.tasks import TaskSet
@@ -52,11 +52,11 @@ class _Liveness:
 class Presence:
     """Liveness of every current bot, and their latest registration data."""
 
-    def __init__(self, config: Config, db: Database, seats: Seats,
+    def __init__(self, config: Config, db: Database, carriers: Carriers,
                  events: EventBus) -> None:
         self._config = config
         self._db = db
-        self._seats = seats
+        self._carriers = carriers
         self._events = events
         self._bots: dict[int, _Liveness] = {}
         self._pinging: dict[int, asyncio.Task[bool]] = {}
@@ -170,7 +170,7 @@ class Presence:
         entry.bot = bot
         entry.recorded_online = True
         self._heard(entry)
-        if self._seats.of(bot).ping_names_bot:
+        if self._carriers.of(bot).ping_names_bot:
             self._start_ping(bot.id)
 
     def retired(self, bot_ids: list[int]) -> None:
@@ -260,7 +260,7 @@ class Presence:
         pinged = entry.bot
         async with self._ping_slots:
             try:
-                reply = await self._seats.ping(pinged)
+                reply = await self._carriers.ping(pinged)
             except PlatformResourceError as exc:
                 # Says nothing about the bot: it keeps its state and is pinged again soon.
                 log.warning("could not ping bot %d: %s", bot_id, exc)
@@ -278,7 +278,7 @@ class Presence:
                 entry.bot = dataclasses.replace(pinged, self_name=reply.result)
                 self._background(bots.set_self_name(self._db, pinged.id, reply.result))
             return True
-        self._unheard(entry, f"{self._seats.of(pinged).ping_name} failed: "
+        self._unheard(entry, f"{self._carriers.of(pinged).ping_name} failed: "
                              f"{reply.fault.message}")
         return False
 

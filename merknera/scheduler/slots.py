@@ -12,9 +12,10 @@ waited :data:`PATIENCE` seconds the places its owners free are kept for it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 
 PATIENCE = 5.0
@@ -103,3 +104,39 @@ class Slots:
                 waiter.granted.set_result(None)
             elif now - waiter.since >= PATIENCE:
                 kept |= waiter.owners
+
+
+class Place:
+    """A game runner's place in play: taken while it makes calls to bots, given up while it
+    waits (for a bot to come online, to prepare, for a person to move).
+
+    The game counts against the share of every owner in ``owners``: those of the bots it
+    calls.  A game of no such owners (every seat held by a client that connects) needs no
+    place.
+    """
+
+    def __init__(self, slots: Slots, owners: Iterable[int] = ()) -> None:
+        self._slots = slots
+        self._owners = frozenset(owners)
+        self._held = False
+
+    async def take(self) -> None:
+        """Wait for the place, unless it is held already (or not needed)."""
+        if not self._held and self._owners:
+            await self._slots.acquire(self._owners)
+            self._held = True
+
+    def give_up(self) -> None:
+        """Give the place back, if it is held."""
+        if self._held:
+            self._held = False
+            self._slots.release(self._owners)
+
+    @contextlib.asynccontextmanager
+    async def given_up(self) -> AsyncIterator[None]:
+        """Give the place up while the block waits, and take it back after.  Not after a
+        block that raised (the runner was cancelled, or failed): it has nothing to give
+        back then."""
+        self.give_up()
+        yield
+        await self.take()

@@ -1,18 +1,25 @@
-"""Seat transports: how the runner reaches a seated bot, whatever its wire.
+"""How the runner reaches a seat, whatever its wire.
 
-The runner speaks to seats only in the game's names for its calls
-(:class:`merknera.games.Calls`, :class:`merknera.games.Announcement`): open the game, ask
-for a move within a time limit, tell (a call whose reply is ignored), ping.  Each
-transport maps those names onto its wire and classifies what comes back into the same
+A carrier (:class:`Carrier`) opens a session (:class:`Session`) per game and seat, and the
+runner talks only to sessions, in the game's names for its calls
+(:class:`merknera.games.Calls`, :class:`merknera.games.Announcement`): ask, tell, show a
+state, notice that the client left, close.  A called bot's session makes a request per call
+(:mod:`.called`: JSON-RPC, the Squelchbot REST API); a held session waits on a client that
+holds a connection to the platform (:mod:`.held`: Battlebot's sockets, polled hexagons and
+Kalaha seats).  Either classifies what comes back into the same
 :class:`~merknera.botclient.CallResult` and fault kinds, so strikes and forfeits do not
 depend on the wire.
 """
 
 from __future__ import annotations
 
-from merknera.seats.base import SeatCall, Seats, Transport, Witnessed
-from merknera.seats.jsonrpc import JsonRpcTransport
-from merknera.seats.squelch_rest import SquelchRestTransport
+from merknera.seats.base import Call, Carrier, Moment, Session, Sitting
+from merknera.seats.called import CalledCarrier, CalledSession, Notifier
+from merknera.seats.carriers import Carriers
+from merknera.seats.held import HeldCarrier, HeldSession, Hold, Holder
+from merknera.seats.jsonrpc import JsonRpcCarrier
+from merknera.seats.squelch_rest import SquelchRestCarrier
 
-__all__ = ["JsonRpcTransport", "SeatCall", "Seats", "SquelchRestTransport", "Transport",
-           "Witnessed"]
+__all__ = ["Call", "CalledCarrier", "CalledSession", "Carrier", "Carriers", "HeldCarrier",
+           "HeldSession", "Hold", "Holder", "JsonRpcCarrier", "Moment", "Notifier", "Session",
+           "Sitting", "SquelchRestCarrier"]

@@ -1,158 +1,175 @@
-"""The seat transport interface, and the table that picks a bot's transport."""
+"""The session interface the runner speaks to, and the carrier that opens sessions.
+
+A game's runner opens one :class:`Session` per seat (:meth:`Carrier.open`) and from then on
+talks only to its sessions, in the game's names for its calls: ask (a call whose answer
+matters), tell (a call whose reply is ignored), show a state, notice that the client left,
+close.  What a session does with them is its carrier's wire.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import time
+import functools
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from merknera.botclient import CallResult
-from merknera.games import JSON, AnyGame, JSONObject, Seat
-from merknera.protocol.bot_protocols import BotProtocol
+from merknera.clock import now_ms
+from merknera.games import CHANCE, JSON, AnyGame, JSONObject, Seat
 from merknera.store.bots import Bot
 
 
 @dataclass(frozen=True)
-class SeatCall:
-    """One call to one seat, as the game names it (the wire is the transport's)."""
+class Call:
+    """One call to a seat, as the game names it (the wire is the session's)."""
 
-    game_id: int
-    """The platform's id of the game."""
     name: str
     """The game's name for the call: one of its :class:`~merknera.games.Calls`, or an
     :class:`~merknera.games.Announcement`'s ``call``."""
     params: JSONObject
     """The game's values for the call, without the game id."""
-    seat: Seat | None = None
-    """The seat called (one bot may hold two seats of a game: a hot-seat board's guest)."""
 
 
 @dataclass(frozen=True)
-class Witnessed:
-    """A state of a game that a seat's client is shown: the opening state, or the state
-    after a move (for transports whose clients see every state, :attr:`Transport.witnesses`).
+class Sitting:
+    """A bot in one seat of one game: what a session is opened for."""
+
+    game: AnyGame
+    game_id: int
+    """The platform's id of the game."""
+    seat: Seat
+    """The seat (one bot may hold two seats of a game: a hot-seat board's guest)."""
+    bot: Bot
+    """The bot as the game seated it (its id and name)."""
+    latest: Callable[[], Bot]
+    """The bot's latest registration: the endpoint and secret to call now."""
+    begun: bool = False
+    """Whether the game had begun before this runner took it up: a client that holds a
+    connection cannot take up such a game on another connection."""
+
+
+class Moment:
+    """A state of a game, as its sessions are shown it: the opening state, or the state a
+    move led to.
+
+    Every session is shown every state; most ignore it (a called bot sees only what its
+    calls carry), so what a state would look like to a seat is worked out only when a
+    session asks (:attr:`move`, :attr:`to_move`, :meth:`view`).
     """
 
-    game_id: int
-    view: JSONObject
-    """The seat's view of the state: the game's NextMove params for the seat."""
-    mover: Seat | None = None
-    """The seat that moved to it (None for the opening state)."""
-    move: JSON = None
-    """That move as the game writes it (:meth:`~merknera.games.Game.move_to_wire`)."""
-    sent: JSON = None
-    """What the mover sent for it (its reply's value), when it was asked."""
-    at_ms: int = field(default_factory=lambda: int(time.time() * 1000))
-    """When the move was played, in ms since the epoch."""
-    seat: Seat = 0
-    """The seat shown the state."""
-    to_move: bool = False
-    """Whether the seat has the move in it."""
-    state: object = None
-    """The game's state itself, for a gateway that renders it in its own wire."""
+    def __init__(self, game: AnyGame, state: object, mover: Seat | None = None,
+                 move: object = None, sent: JSON = None) -> None:
+        self.game = game
+        self.state = state
+        """The game's state itself (the rules' object), for a gateway that renders it in
+        its own wire."""
+        self.opening = mover is None
+        """Whether this is the game's first state (no move led to it)."""
+        self.mover = None if mover == CHANCE else mover
+        """The seat that moved to it (None for the opening state and after a chance
+        move)."""
+        self._move = move
+        self.sent = sent
+        """What the mover sent for the move (its reply's value), when it was asked."""
+        self.at_ms = now_ms()
+        """When the move was played, in ms since the epoch."""
+
+    @functools.cached_property
+    def move(self) -> JSON:
+        """The move that led to the state as the game writes it
+        (:meth:`~merknera.games.Game.move_to_wire`); None for the opening state."""
+        return None if self.opening else self.game.move_to_wire(self._move)
+
+    @functools.cached_property
+    def to_move(self) -> Seat | None:
+        """The seat to move in the state (:data:`~merknera.games.CHANCE`, or None once the
+        game is over)."""
+        return self.game.to_move(self.state)
+
+    def view(self, seat: Seat) -> JSONObject:
+        """The seat's view of the state: the game's NextMove params for it."""
+        return self.game.next_move_params(self.state, seat)
 
 
-class Transport(ABC):
-    """How the platform calls bots of one protocol."""
+class Session(ABC):
+    """One seat of one game as its runner reaches it, whatever the wire.
 
-    ping_name: str
-    """What a ping is on this wire, for messages (``"Status.Ping"``)."""
-    ping_names_bot: bool = False
-    """Whether the ping's answer carries the name the bot gives itself (then the bot is
-    pinged as soon as it registers, for its page)."""
-    witnesses: bool = False
-    """Whether the transport's clients see every state of their games (:meth:`witness`).
-    Such a transport is told in line (an Error before the seat is asked again, the final
-    state after the last move's): its calls only queue messages on a connection."""
+    A session classifies what comes back into the same :class:`~merknera.botclient.CallResult`
+    and fault kinds on every wire, so that strikes and forfeits do not depend on it.
+    """
 
-    def can_seat(self, bot: Bot) -> bool:
-        """Whether a new game could open for the bot now (a connected client plays one
-        game at a time)."""
-        return True
+    needs_place: bool = True
+    """Whether the runner holds a place in play while it waits on the session's answers: a
+    called bot's (the places bound the calls the platform makes), not a held client's (a
+    person may think for minutes, and no call is made meanwhile)."""
 
-    def reserve(self, bot: Bot, game_id: int) -> None:
-        """Keep the bot for a game that was just made (a connected client: its connection,
-        before anything else takes it)."""
-        return
+    def __init__(self, sitting: Sitting) -> None:
+        self.sitting = sitting
 
-    def holds(self, bot: Bot, game_id: int) -> bool:
-        """Whether a game that began can go on with the bot: a connected client's game
-        cannot on another connection (after a restart, its socket is gone)."""
-        return True
-
-    def departure(self, bot: Bot, game_id: int) -> asyncio.Event | None:
-        """An event set when the bot's client leaves the game (a connected client's
-        connection closing); None for a bot that is called, which never leaves."""
+    @property
+    def left(self) -> asyncio.Event | None:
+        """Set once the seat's client has left the game (its connection closed, it gave
+        the game up); None for a seat whose bot is called, which never leaves."""
         return None
 
-    def release(self, bot: Bot, game_id: int) -> None:
-        """The game's runner is done with the bot, however the game ended or stopped (a
-        connected client's connection is let go, if the game still holds it)."""
-        return
-
-    async def witness(self, bot: Bot, game: AnyGame, seen: Witnessed) -> None:
-        """Show the bot's client a state of its game (only if :attr:`witnesses`)."""
-        # Not abstract: most transports' bots see only what their calls carry.
-        return
+    @property
+    @abstractmethod
+    def ping_name(self) -> str:
+        """What a ping of the seat's bot is on this wire, for messages (``"Status.Ping"``)."""
 
     @abstractmethod
-    def describe(self, game: AnyGame, name: str) -> str:
+    def describe(self, name: str) -> str:
         """The call named ``name`` as this wire shows it, for messages to the bot's author
         (``"Scrabble.NewGame"``)."""
 
     @abstractmethod
-    async def ask(self, bot: Bot, game: AnyGame, call: SeatCall,
-                  time_limit: float) -> CallResult:
-        """Make a call whose answer matters (the game's open and move calls) and check the
-        reply's envelope: the result is the JSON value the game reads (a move), or a
-        classified fault.  ``time_limit`` is the platform's limit for the call; a protocol
-        with its own per-call limit (the Squelchbot arena's 1 s) uses that instead.
+    async def ask(self, call: Call, time_limit: float) -> CallResult:
+        """Make a call whose answer matters (the game's open and move calls): the JSON value
+        the game reads (a move), or a classified fault.  ``time_limit`` is the platform's
+        limit for the call; a wire with its own limit (the Squelchbot arena's 1 s, a
+        Battlebot turn's) uses that instead.
 
         :raises PlatformResourceError: only when the platform itself is short of
             descriptors or memory.
         """
 
     @abstractmethod
-    async def tell(self, bot: Bot, game: AnyGame, call: SeatCall,
-                   time_limit: float) -> CallResult:
-        """Deliver a call whose reply is ignored (announcements, Error, Complete).  Never
-        raises: a call the platform cannot make is dropped (see BotClient.notify)."""
+    async def tell(self, call: Call, time_limit: float) -> None:
+        """Deliver a call whose reply is ignored before the game goes on (an
+        announcement: a bot must hear that its turn starts before it is asked).  Never
+        raises: a call the platform cannot make is dropped."""
+
+    @abstractmethod
+    def notify(self, call: Call) -> None:
+        """Deliver a call whose reply is ignored without holding the game up (Error,
+        Complete), after the calls notified before it."""
+
+    def show(self, moment: Moment) -> None:  # noqa: B027  # most sessions see no states
+        """Show the seat's client a state of its game (a held client sees every state)."""
+
+    def close(self) -> None:  # noqa: B027  # a called bot's session holds nothing
+        """The runner is done with the seat, however the game ended or stopped."""
+
+
+class Carrier(ABC):
+    """How the platform reaches the bots of one protocol: it opens a session per game and
+    seat, and pings the bots."""
+
+    ping_name: str
+    """What a ping is on this wire, for messages (``"Status.Ping"``)."""
+    ping_names_bot: bool = False
+    """Whether the ping's answer carries the name the bot gives itself (then the bot is
+    pinged as soon as it registers, for its page)."""
+
+    @abstractmethod
+    def open(self, sitting: Sitting) -> Session:
+        """The session of a bot's seat at a game."""
 
     @abstractmethod
     async def ping(self, bot: Bot) -> CallResult:
         """Whether the bot answers: a result (the name it gives itself, where the wire
         has one) or a fault.
 
-        :raises PlatformResourceError: as :meth:`ask`.
+        :raises PlatformResourceError: as :meth:`Session.ask`.
         """
-
-
-class Seats:
-    """Every transport, by the protocol its bots speak."""
-
-    def __init__(self, transports: Mapping[BotProtocol, Transport]) -> None:
-        self._transports = dict(transports)
-
-    def of(self, bot: Bot) -> Transport:
-        """The transport that reaches ``bot``."""
-        return self._transports[bot.protocol]
-
-    async def ask(self, bot: Bot, game: AnyGame, call: SeatCall,
-                  time_limit: float) -> CallResult:
-        """:meth:`Transport.ask` on the bot's transport."""
-        return await self.of(bot).ask(bot, game, call, time_limit)
-
-    async def tell(self, bot: Bot, game: AnyGame, call: SeatCall,
-                   time_limit: float) -> CallResult:
-        """:meth:`Transport.tell` on the bot's transport."""
-        return await self.of(bot).tell(bot, game, call, time_limit)
-
-    async def ping(self, bot: Bot) -> CallResult:
-        """:meth:`Transport.ping` on the bot's transport."""
-        return await self.of(bot).ping(bot)
-
-    def can_seat(self, bot: Bot) -> bool:
-        """:meth:`Transport.can_seat` on the bot's transport."""
-        return self.of(bot).can_seat(bot)

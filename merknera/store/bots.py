@@ -45,7 +45,7 @@ class Bot:
     """ADMIN or FAULTS for a disabled bot."""
     disabled_reason: str | None = None
     protocol: BotProtocol = BotProtocol.JSONRPC
-    """How the platform calls the bot (its seat transport)."""
+    """How the platform reaches the bot (its carrier: :mod:`merknera.seats`)."""
     self_name: str | None = None
     """The name the bot gives itself, where its protocol asks (Squelch's ``/bot/info``)."""
 

@@ -66,7 +66,7 @@ from merknera.names import (
 from merknera.protocol import strict_json
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.refused import RefusedError
-from merknera.seats.polled import PolledSeat
+from merknera.seats.polled import PolledHold
 from merknera.store.results import game_summary
 from merknera.web.params import json_integer
 from merknera.web.query import FLAG, ChoiceParam, error_text
@@ -367,7 +367,7 @@ async def _view(tables: Tables, game: AnyGame, table: Table, seat: Seat,
     your_turn = mine.to_move and not over and state is not None
     view: dict[str, Any] = {
         **_header(game, table.game_id, token, seat, table.bots, tables),
-        "view": None if seen is None else seen.view,
+        "view": mine.view,
         "board": None if state is None else game.spectator_view(state, over),
         "to_move": None if state is None or over else _seat_or_none(game.to_move(state)),
         "your_turn": your_turn,
@@ -397,7 +397,7 @@ def _seat_or_none(seat: Seat | None) -> Seat | None:
     return None if seat is None or seat == CHANCE else seat
 
 
-def _moves(game: AnyGame, table: Table, seat: PolledSeat) -> list[dict[str, Any]]:
+def _moves(game: AnyGame, table: Table, seat: PolledHold) -> list[dict[str, Any]]:
     """Every move the seat was shown, each described by the game (worked out once: the
     table keeps them with the state after the last)."""
     if seat.opening is None:

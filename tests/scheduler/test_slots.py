@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from merknera.scheduler import slots as slots_module
-from merknera.scheduler.slots import Slots
+from merknera.scheduler.slots import Place, Slots
 
 
 async def settle() -> None:
@@ -99,3 +99,37 @@ async def test_a_game_of_two_owners_is_not_starved_by_games_of_either(
     slots.release({1, 2})
     await settle()
     assert again.done()
+
+
+async def test_a_place_given_up_while_its_runner_waits_goes_to_another_game() -> None:
+    slots = Slots(total=1, per_owner=1)
+    place = Place(slots, {1})
+    await place.take()
+    other = asyncio.ensure_future(slots.acquire({2}))
+    async with place.given_up():
+        await settle()
+        assert other.done() and slots.held_by(1) == 0
+        slots.release({2})
+    assert slots.held_by(1) == 1  # taken back once the wait is over
+    place.give_up()
+    place.give_up()  # nothing more to give back
+    assert slots.in_use == 0
+
+
+async def test_a_wait_that_raised_takes_no_place_back() -> None:
+    slots = Slots(total=1, per_owner=1)
+    place = Place(slots, {1})
+    await place.take()
+    with pytest.raises(asyncio.CancelledError):
+        async with place.given_up():
+            raise asyncio.CancelledError
+    assert slots.in_use == 0
+
+
+async def test_a_game_whose_bots_are_all_held_clients_needs_no_place() -> None:
+    slots = Slots(total=1, per_owner=1)
+    await slots.acquire({2})
+    place = Place(slots, ())
+    async with asyncio.timeout(1.0):
+        await place.take()  # at once, although every place is taken
+    assert slots.in_use == 1

@@ -12,7 +12,8 @@ from merknera.botclient import BotClient
 from merknera.config import Config
 from merknera.games import get_game
 from merknera.games.squelch import SquelchCall
-from merknera.seats.squelch_rest import SquelchRestTransport
+from merknera.seats import Notifier
+from merknera.seats.squelch_rest import SquelchRestCarrier
 from tests.conftest import ArenaFactory
 from tests.squelch_rest_support import (  # noqa: F401 (same_short_matches: a fixture)
     ROUTES,
@@ -127,7 +128,8 @@ async def test_a_rest_bot_is_called_exactly_as_the_spec_says(
 def test_every_squelch_call_has_a_rest_route() -> None:
     """A call of the game without a route would not reach a REST bot."""
     config = Config()
-    transport = SquelchRestTransport(BotClient(config), config)
-    shown = {call: transport.describe(get_game("SQUELCH"), call) for call in SquelchCall}
+    carrier = SquelchRestCarrier(BotClient(config), config,
+                                 Notifier(config.calls.notify_timeout, config.calls.notify_timeout))
+    shown = {call: carrier.describe(get_game("SQUELCH"), call) for call in SquelchCall}
     assert all(text.startswith("PUT /match/{matchId}") for text in shown.values()), shown
     assert len(set(shown.values())) == len(SquelchCall)

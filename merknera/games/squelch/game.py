@@ -84,8 +84,8 @@ class Choice:
 
 class SquelchCall(enum.StrEnum):
     """Squelch's calls to a seat, by the game's names for them (PROTOCOL.md section 4).
-    Each is one call of the Squelchbot API (``seeds/000_*``), which a REST seat's
-    transport maps onto its path."""
+    Each is one call of the Squelchbot API (``seeds/000_*``), whose path and body
+    :mod:`.rest` says."""
 
     MATCH_START = "MatchStart"
     GAME_START = "GameStart"

@@ -1,7 +1,7 @@
 """Battlebot's WebSocket clients (``seeds/002_*``; research part (a)), both protocols.
 
 :class:`BattlebotGateway` puts the parts together: the :class:`~.clients.Hub` of connected
-clients, the seat transport that plays their games (:mod:`.transport`), the lobby that
+clients, the holder whose held sessions play their games (:mod:`.holds`), the lobby that
 matches them (:mod:`.lobby`), and the listener that registers them and reads their
 sockets (:mod:`.listener`).
 """
@@ -14,9 +14,9 @@ from aiohttp import web
 
 from merknera.config import Config
 from merknera.gateways.battlebot.clients import Hub
+from merknera.gateways.battlebot.holds import BattlebotHolder
 from merknera.gateways.battlebot.listener import BattlebotListener
 from merknera.gateways.battlebot.lobby import Lobby
-from merknera.gateways.battlebot.transport import BattlebotTransport
 from merknera.guard import Guard
 from merknera.scheduler.core import Scheduler
 from merknera.scheduler.discipline import Discipline
@@ -28,16 +28,16 @@ class BattlebotGateway:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.hub = Hub()
-        self.transport = BattlebotTransport(self.hub, config)
-        """The seat transport of both Battlebot protocols."""
+        self.holder = BattlebotHolder(self.hub, config)
+        """The clients of both Battlebot protocols, as their games' held sessions find
+        them."""
         self._lobby: Lobby | None = None
         self._listener: BattlebotListener | None = None
 
     def start(self, scheduler: Scheduler, discipline: Discipline, guard: Guard) -> None:
         """Start matching clients (the platform's scheduler runs)."""
         self._lobby = Lobby(scheduler, self.hub)
-        self._listener = BattlebotListener(scheduler.arena, self.hub, self.transport, guard,
-                                           discipline)
+        self._listener = BattlebotListener(scheduler.arena, self.hub, guard, discipline)
 
     async def stop(self) -> None:
         """Stop matching, and close every client's socket."""

@@ -3,9 +3,9 @@ which bot is connected and hands a client to the game it plays.
 
 A Battlebot client plays one game per connection (its server closed the socket after the
 final state), and a bot may hold one connection at a time here.  What a client sends during
-a game goes to its :class:`~merknera.seats.connected.Seating` (what it was last sent,
-whether it may move, its turn's deadline), from which the seat transport
-(:mod:`merknera.gateways.battlebot.transport`) takes its turns for the game's runner.
+a game goes to its :class:`~merknera.seats.turns.Turns` (what it was last sent, whether it
+may move, its turn's deadline), from which its held session
+(:mod:`merknera.gateways.battlebot.holds`) takes its turns for the game's runner.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from aiohttp import web
 
 from merknera.games import JSONObject
 from merknera.gateways.battlebot.wire import Era, Login
-from merknera.seats.connected import Received, Seating
+from merknera.seats.turns import Received, Turns
 from merknera.store.bots import Bot
 
 log = logging.getLogger(__name__)
@@ -110,8 +110,8 @@ class Client:
         self.connection = connection
         self.bot = bot
         self.login = login
-        self.seating: Seating | None = None
-        """Set when a game claims the client."""
+        self.turns: Turns | None = None
+        """Its turns in the game it plays: set when a game takes the client."""
 
     @property
     def era(self) -> Era:
@@ -126,10 +126,10 @@ class Client:
         return self.connection.closed.is_set()
 
     def received(self, message: Received, answer: Callable[[Received], None]) -> None:
-        """A message came: its game's seating takes it (:meth:`Seating.take`); before a
-        game began it is nothing."""
-        if self.seating is not None:
-            self.seating.take(message, answer)
+        """A message came: its game's turns take it (:meth:`Turns.take`); before a game
+        began it is nothing."""
+        if self.turns is not None:
+            self.turns.take(message, answer)
 
 
 class Hub:
@@ -149,7 +149,7 @@ class Hub:
     def free(self, bot_id: int) -> Client | None:
         """The bot's client if it is connected and in no game."""
         client = self.connected(bot_id)
-        return client if client is not None and client.seating is None else None
+        return client if client is not None and client.turns is None else None
 
     def add(self, client: Client) -> bool:
         """A client logged in: False if its bot is connected already (one connection
@@ -162,7 +162,7 @@ class Hub:
         while waiting:
             game_id, future = waiting.popleft()
             if not future.done():
-                client.seating = Seating(game_id)
+                client.turns = Turns(game_id)
                 future.set_result(client)
                 return True
         self.on_arrival(client)
@@ -175,17 +175,17 @@ class Hub:
 
     def seat(self, client: Client, game_id: int) -> bool:
         """Give a free client to a game (the lobby's match); False if it is not free."""
-        if client.closed or client.seating is not None:
+        if client.closed or client.turns is not None:
             return False
-        client.seating = Seating(game_id)
+        client.turns = Turns(game_id)
         return True
 
     async def claim(self, bot_id: int, game_id: int, wait: float) -> Client | None:
         """The bot's client for a game: the one seated in it already, or a free one, or
         one that logs in within ``wait`` seconds; None if none does."""
         client = self.connected(bot_id)
-        if client is not None and client.seating is not None and (
-                client.seating.game_id == game_id):
+        if client is not None and client.turns is not None and (
+                client.turns.game_id == game_id):
             return client
         if client is not None and client.contest is None and self.seat(client, game_id):
             return client
@@ -222,9 +222,9 @@ class Hub:
         """The game ``game_id`` will not go on with the client (it ended without its
         final state, or its runner stopped): close the socket, so that the client
         connects again for its next game."""
-        seating = client.seating
-        if seating is not None and seating.game_id == game_id and not seating.finished:
-            seating.finished = True
+        turns = client.turns
+        if turns is not None and turns.game_id == game_id and not turns.finished:
+            turns.finished = True
             client.connection.close(CLOSE_GOING_AWAY)
 
     def clients(self) -> list[Client]:

@@ -31,8 +31,8 @@ from merknera.gateways.battlebot import accounts, records, wire
 from merknera.gateways.battlebot.accounts import LoginRefusedError, RegistrationRefusedError
 from merknera.gateways.battlebot.clients import CLOSE_POLICY, Client, Connection, Hub
 from merknera.gateways.battlebot.graphql_api import SDL, GraphQLApi
+from merknera.gateways.battlebot.holds import refuse
 from merknera.gateways.battlebot.openapi import DOCUMENT, DOCUMENT_PATH
-from merknera.gateways.battlebot.transport import BattlebotTransport
 from merknera.gateways.battlebot.wire import Era, LoginError
 from merknera.guard import BodyError, Guard, RateLimitedError, crosssite
 from merknera.guard.throttle import Buckets
@@ -40,7 +40,7 @@ from merknera.protocol import strict_json
 from merknera.refused import retry_after_header
 from merknera.scheduler.arena import Arena
 from merknera.scheduler.discipline import Discipline
-from merknera.seats.connected import Received
+from merknera.seats.turns import Received
 from merknera.store.bots import BotStatus
 from merknera.store.db import StoreUnavailableError
 
@@ -53,11 +53,9 @@ MAX_BODY = 64 * 1024
 class BattlebotListener:
     """The listener's application, and what its clients need of the platform."""
 
-    def __init__(self, arena: Arena, hub: Hub, transport: BattlebotTransport, guard: Guard,
-                 discipline: Discipline) -> None:
+    def __init__(self, arena: Arena, hub: Hub, guard: Guard, discipline: Discipline) -> None:
         self._arena = arena
         self._hub = hub
-        self._transport = transport
         self._guard = guard
         self._discipline = discipline
         self._config = arena.config
@@ -296,8 +294,7 @@ class BattlebotListener:
         requests, peer = self._guard.requests, client.connection.peer
 
         def answer(message: Received) -> None:
-            self._transport.answer_invalid(client, message, message.problem or
-                                           "sent while it was not your turn")
+            refuse(client, message, message.problem or "sent while it was not your turn")
 
         async for frame in ws:
             if requests.take(peer) > 0:

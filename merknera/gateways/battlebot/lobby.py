@@ -61,7 +61,7 @@ class Lobby:
         await self._background.close()
 
     def _still_waiting(self, pool: tuple[str, str | None]) -> list[Client]:
-        waiting = [c for c in self._waiting.get(pool, []) if not c.closed and c.seating is None]
+        waiting = [c for c in self._waiting.get(pool, []) if not c.closed and c.turns is None]
         if waiting:
             self._waiting[pool] = waiting
         else:
@@ -100,7 +100,7 @@ class Lobby:
         while True:
             await asyncio.sleep(wait)
             async with self._lock:
-                if client.closed or client.seating is not None:
+                if client.closed or client.turns is not None:
                     return
                 opponent = await self._opponent(client)
                 if opponent is None:
@@ -133,7 +133,7 @@ class Lobby:
         taken = [client for client in clients if self._hub.seat(client, _RESERVED)]
         if len(taken) < len(clients):
             for client in taken:
-                client.seating = None
+                client.turns = None
             return
         mnemonic = clients[0].bot.game
         names = {bot_id: bot.name for bot_id in seating
@@ -157,12 +157,12 @@ class Lobby:
         except Exception:
             log.exception("could not create a game for Battlebot clients")
             for client in clients:
-                client.seating = None
+                client.turns = None
                 client.connection.close()
             return
         for client in clients:
-            assert client.seating is not None
-            client.seating.game_id = game_id
+            assert client.turns is not None
+            client.turns.game_id = game_id
         self._scheduler.submit([game_id])
 
 

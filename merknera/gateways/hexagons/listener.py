@@ -52,7 +52,7 @@ from merknera.guard.throttle import RateLimitedError
 from merknera.protocol import strict_json
 from merknera.protocol.faults import FaultKind
 from merknera.refused import RefusedError, retry_after_header
-from merknera.seats.polled import PolledSeat
+from merknera.seats.polled import PolledHold
 from merknera.store.db import StoreUnavailableError
 
 MAX_BODY = 4096
@@ -182,12 +182,12 @@ class HexagonsListener:
         await _turn(seat, after)
         if room.delay:
             await asyncio.sleep(room.delay)
-            if seat.to_move and seat.seating.deadline is not None:
+            if seat.to_move and seat.turns.deadline is not None:
                 # The turn runs from the token's delivery, not from the state's.
-                seat.seating.deadline += room.delay
+                seat.turns.deadline += room.delay
         return self._answer(room, seat, self._rooms.shown(room).delta(since))
 
-    def _answer(self, room: Room, seat: PolledSeat, document: wire.Encoded,
+    def _answer(self, room: Room, seat: PolledHold, document: wire.Encoded,
                 told: Mapping[str, str] | None = None) -> web.Response:
         """200 with ``document``, and a new turn token if the seat has the move (none
         once the game is over: the clients play while the header comes), and ``told``
@@ -248,7 +248,7 @@ class HexagonsListener:
         return response
 
 
-async def _turn(seat: PolledSeat, after: int) -> None:
+async def _turn(seat: PolledHold, after: int) -> None:
     """Wait until the seat has the move after version ``after``, or the game is over."""
     while not await seat.wait(after, LONGEST_WAIT):
         pass

@@ -37,7 +37,7 @@ from merknera.guard.throttle import RateLimitedError
 from merknera.names import Claim
 from merknera.refused import RefusedError
 from merknera.scheduler.arena import Arena
-from merknera.seats.polled import PolledSeat
+from merknera.seats.polled import PolledHold
 from merknera.store.bots import Bot
 from merknera.tasks import TaskSet
 
@@ -88,7 +88,7 @@ class Room:
             return INITIATING
         return COMPLETED if self.table.ended else IN_PLAY
 
-    def seat_of(self, bot: Bot) -> PolledSeat | None:
+    def seat_of(self, bot: Bot) -> PolledHold | None:
         table = self.table
         if table is None:
             return None
@@ -232,7 +232,7 @@ class Rooms:
         self._background.spawn(self._expire(room))
         return room
 
-    async def join(self, room: Room, claim: Claim, client: str) -> tuple[Guest, PolledSeat]:
+    async def join(self, room: Room, claim: Claim, client: str) -> tuple[Guest, PolledHold]:
         """``POST <game>/players``: the player joins; the game starts with the second.
 
         :raises RefusedError: 410 ``game already started``; 403 for a name that may not play.
@@ -250,7 +250,7 @@ class Rooms:
         except RefusedError as exc:
             raise telling(exc, player) from None
 
-    async def _seat(self, room: Room, bot: Bot, client: str) -> PolledSeat:
+    async def _seat(self, room: Room, bot: Bot, client: str) -> PolledHold:
         """The joined player's seat, once the game has started."""
         if _full(room):
             raise RefusedError(410, "game already started")

@@ -57,7 +57,7 @@ from merknera.hosts import host_port
 from merknera.names import Claim, ClaimFieldError, Unnamed, read_claim
 from merknera.protocol import strict_json
 from merknera.refused import RefusedError, retry_after_header
-from merknera.seats.polled import PolledSeat
+from merknera.seats.polled import PolledHold
 from merknera.store.db import StoreUnavailableError
 from merknera.web.params import json_integer
 
@@ -238,7 +238,7 @@ class KalahaListener:
         return web.json_response(_document(handle, board, record.termination is not None,
                                            winner))
 
-    async def _ready(self, table: Table) -> PolledSeat:
+    async def _ready(self, table: Table) -> PolledHold:
         """A polled seat of the board once the game shows its first state.
 
         :raises ApiError: 503 if it has not begun within :data:`OPENING_WAIT` (its bot
@@ -279,7 +279,7 @@ def _board(table: Table) -> Board | None:
     return state if isinstance(state, Board) else None
 
 
-async def _persons_turn(table: Table, seat: PolledSeat, after: int) -> None:
+async def _persons_turn(table: Table, seat: PolledHold, after: int) -> None:
     """Wait until a person of the board has the move after version ``after`` of ``seat``,
     or the game is over (the bot's moves are made meanwhile)."""
     version = after

@@ -1,12 +1,12 @@
-"""Seats held by connected clients, whatever their wire: the messages a client sends
-during its game, kept in order for the runner, and its next turn.
+"""A held client's turns, whatever its wire: the messages it sends during its game, kept
+in order for the runner, and its next turn.
 
-A connected client is not called for a move: it is shown every state (the transport's
-:meth:`~merknera.seats.Transport.witness`), and what it sends while it has the move is its
-turn.  What it sends out of turn is answered at once and counted as a fault at its next
-turn; its clock runs from the last valid update, so invalid turns do not restart it.  The
-transports of the gateways keep a :class:`Seating` per client in a game and ask
-:func:`next_turn` for its move.
+A client that holds a connection to the platform is not called for a move: it is shown
+every state (:meth:`~merknera.seats.Session.show`), and what it sends while it has the move
+is its turn.  What it sends out of turn is answered at once and counted as a fault at its
+next turn; its clock runs from the last valid update, so invalid turns do not restart it.
+Each held seat keeps its client's :class:`Turns`, from which its session takes the next
+(:func:`next_turn`).
 """
 
 from __future__ import annotations
@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 
 from merknera import stalls
 from merknera.botclient import CallResult, Fault
+from merknera.clock import now_ms
 from merknera.games import JSON, JSONObject
 from merknera.protocol import strict_json
 from merknera.protocol.excerpt import excerpt
 from merknera.protocol.faults import FaultKind
 
 NOTHING_SENT = b""
-"""The move log's request of a connected client's turn: it was sent nothing when asked
+"""The move log's request of a held client's turn: it was sent nothing when asked
 (its last state told it to move)."""
 
 
@@ -69,18 +70,15 @@ class Received:
         return dict(self.value) if isinstance(self.value, dict) else {}
 
 
-def now_ms() -> int:
-    """Milliseconds since the epoch."""
-    return int(time.time() * 1000)
-
-
 @dataclass
-class Seating:
-    """A client's side of the game it plays: what its seat transport keeps."""
+class Turns:
+    """A held client's turns in the game it plays: what it was last shown, whether it is
+    to move, until when, and what it sent."""
 
     game_id: int
+    """The platform's id of the game."""
     view: JSONObject | None = None
-    """The state (the game's view) it was last sent."""
+    """The state it was last sent (as its wire shows it)."""
     to_move: bool = False
     """Whether that state has it to move."""
     deadline: float | None = None
@@ -94,7 +92,9 @@ class Seating:
     judging: Received | None = None
     """The message the runner was last given (an Error is about it)."""
     finished: bool = False
+    """Whether the game is over for the client (nothing it sends is a turn any more)."""
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when a message came."""
 
     def take(self, message: Received, answer: Callable[[Received], None]) -> None:
         """A message came from the client.
@@ -129,7 +129,7 @@ class Seating:
                 self.early.append(message)
 
 
-async def next_turn(seating: Seating, closed: asyncio.Event, limit: float,
+async def next_turn(turns: Turns, closed: asyncio.Event, limit: float,
                     name: str) -> CallResult:
     """The client's next turn, for the runner: a message it sent out of turn (a fault,
     answered already), or the next it sends while to move, within the turn's deadline
@@ -137,18 +137,18 @@ async def next_turn(seating: Seating, closed: asyncio.Event, limit: float,
     connection is gone; ``name`` is the bot's, for messages.
     """
     started = time.monotonic()
-    seating.judging = None  # an Error is about this turn's message, if any
-    if seating.deadline is None:
-        seating.deadline = started + limit
-    if seating.early:
-        message = seating.judging = seating.early.popleft()
+    turns.judging = None  # an Error is about this turn's message, if any
+    if turns.deadline is None:
+        turns.deadline = started + limit
+    if turns.early:
+        message = turns.judging = turns.early.popleft()
         return _fault(message, FaultKind.ILLEGAL_MOVE,
                       "sent a turn while it was not its turn: "
                       f"{excerpt(message.text or message.problem or '')}")
-    due, rechecks = seating.deadline, 0  # when the next look is due
-    while not seating.inbox:
+    due, rechecks = turns.deadline, 0  # when the next look is due
+    while not turns.inbox:
         now = time.monotonic()
-        due = max(due, seating.deadline)  # (a hexagons room's delay moves the deadline on)
+        due = max(due, turns.deadline)  # (a hexagons room's delay moves the deadline on)
         if closed.is_set():
             return gone(name)
         if now >= due:
@@ -160,15 +160,15 @@ async def next_turn(seating: Seating, closed: asyncio.Event, limit: float,
                                   latency=now - started)
             due, rechecks = again, rechecks + 1
         remaining = due - now
-        seating.arrived.clear()
-        waits = [asyncio.ensure_future(seating.arrived.wait()),
+        turns.arrived.clear()
+        waits = [asyncio.ensure_future(turns.arrived.wait()),
                  asyncio.ensure_future(closed.wait())]
         try:
             await asyncio.wait(waits, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
         finally:
             for waiting in waits:
                 waiting.cancel()
-    message = seating.judging = seating.inbox.popleft()
+    message = turns.judging = turns.inbox.popleft()
     latency = time.monotonic() - started
     if message.problem is not None:
         return _fault(message, message.kind, message.problem, latency)
