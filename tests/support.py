@@ -1,9 +1,11 @@
-"""Helpers shared by tests: a running platform with a client, table counts."""
+"""Helpers shared by tests: a running platform with a client, table counts, the hosted games
+with their assets."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import inspect
 import json
 import socket
@@ -14,7 +16,8 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from merknera.app import Platform
-from merknera.games import JSON
+from merknera.assets import AssetStore, default_directory
+from merknera.games import JSON, REGISTRY, AnyGame
 
 
 @dataclasses.dataclass
@@ -72,6 +75,16 @@ class Arena:
 
 Reply: TypeAlias = "Callable[[dict[str, Any], Any], Awaitable[web.StreamResponse | JSON]]"
 """A scripted NextMove: (params, request id) -> a result, or a whole raw HTTP response."""
+
+
+@functools.cache
+def configured(mnemonic: str) -> AnyGame:
+    """The registered game ``mnemonic`` with its asset files when it has any, as the
+    platform sets it up."""
+    game = REGISTRY[mnemonic]
+    if game.assets:
+        game = game.with_assets(AssetStore.load(default_directory()).contents(mnemonic))
+    return game
 
 
 def json_or_text(text: str) -> Any:

@@ -5,24 +5,14 @@ game that breaks a house rule."""
 from __future__ import annotations
 
 import random
-from functools import cache
 from typing import Any
 
 import pytest
 
-from merknera.assets import AssetStore, default_directory
 from merknera.games import REGISTRY, AnyGame, IllegalMoveError, Seat
 from merknera.games.testing import ConformanceError, check_game
 from merknera.games.tictactoe import TicTacToe
-
-
-@cache
-def configured(mnemonic: str) -> AnyGame:
-    """The registered game, with its asset files when it has any."""
-    game = REGISTRY[mnemonic]
-    if game.assets:
-        game = game.with_assets(AssetStore.load(default_directory()).contents(mnemonic))
-    return game
+from tests.support import configured
 
 
 @pytest.mark.parametrize("mnemonic", sorted(REGISTRY))

@@ -13,6 +13,7 @@ Its hexagon centres are (1,1), (1,2), (2,1), (3,1) and (3,2).
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -27,6 +28,7 @@ from merknera.games.hexagons import (
     line_between,
     line_count,
 )
+from tests.golden import golden_played
 
 GAME = Hexagons()
 PLAYERS = ("amy", "bob")
@@ -269,3 +271,12 @@ def test_a_state_after_a_move_derives_what_a_state_made_afresh_does(seed: int) -
     stranger = HexagonsState(9, 9, PLAYERS, state.lines[1:4], (), 0, before=other)
     assert stranger.drawn == {line for line, _ in state.lines[1:4]}
     assert stranger.rows_json == HexagonsState(9, 9, PLAYERS, state.lines[1:4]).rows_json
+
+
+def test_the_golden_game_has_a_claim_and_an_extra_turn() -> None:
+    """The golden game (tests/golden/hexagons/) is worth keeping: it has a claim, and a
+    claimer moving again after it."""
+    played = golden_played(GAME.mnemonic)
+    assert played.final.hexagons
+    seats = [ply.seat for ply in played.plies]
+    assert any(a == b for a, b in itertools.pairwise(seats))

@@ -6,6 +6,7 @@ The first six rows of ``CASES`` are the fixtures of ``Anna87/kalaha``'s ``GameIT
 
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import dataclass
 
@@ -21,6 +22,7 @@ from merknera.games.kalaha import (
     Sow,
     longest_quiet_chain,
 )
+from tests.golden import golden_played
 
 GAME = Kalaha()
 NEW = Board()
@@ -254,3 +256,12 @@ def test_random_games_keep_the_bound_and_conserve_stones(seed: int) -> None:
     assert _scored(before, board), "the last move scored nothing"
     outcome = GAME.outcome(board)
     assert outcome is not None and sum(outcome.scores or ()) == TOTAL
+
+
+def test_the_golden_game_is_long_and_shows_an_extra_turn() -> None:
+    """The golden game (tests/golden/kalaha/) is worth keeping: more than ten moves, and an
+    extra turn (a seat moving twice in a row)."""
+    plies = golden_played(GAME.mnemonic).plies
+    assert len(plies) > 10, "the golden file records too few moves"
+    seats = [ply.seat for ply in plies]
+    assert any(a == b for a, b in itertools.pairwise(seats))

@@ -8,6 +8,7 @@ state (new games, the bag, JSON, assets) in test_scrabble_state.py.
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter
 from dataclasses import replace
@@ -15,7 +16,7 @@ from itertools import product
 
 import pytest
 
-from merknera.games.base import IllegalMoveError, InvalidMoveError
+from merknera.games.base import IllegalMoveError, InvalidMoveError, Termination
 from merknera.games.scrabble import (
     EMPTY,
     Ending,
@@ -29,6 +30,7 @@ from merknera.games.scrabble import (
     move_bound,
     score_play,
 )
+from tests.golden import golden_played
 from tests.scrabble_support import (
     BLANK_E,
     EMPTY_BOARD,
@@ -292,3 +294,23 @@ def test_accepted_plays_score_as_a_plain_recount_says() -> None:
         assert played.score == total == after.scores[0] - state.scores[0]
         checked += 1
     assert checked > 300
+
+
+def test_the_golden_game_is_a_real_game() -> None:
+    """The golden game (tests/golden/scrabble/) ends by the rules, with real words on the
+    board and every tile accounted for."""
+    final = golden_played(GAME.mnemonic).final
+    outcome = GAME.outcome(final)
+    assert outcome is not None
+    assert outcome.termination is Termination.NORMAL
+    assert final.ending in (Ending.OUT, Ending.SCORELESS)
+    assert final.turn <= GAME.max_moves
+    assert sum(cell != EMPTY for cell in final.board) >= 40
+    assert GAME.state_from_json(json.loads(json.dumps(GAME.state_to_json(final)))) == final
+    # Every across and down run of two or more tiles on the final board is a word.
+    cols = GAME.layout.cols
+    lines = [final.board[i:i + cols] for i in range(0, len(final.board), cols)]
+    lines += ["".join(line[c] for line in lines) for c in range(cols)]
+    runs = [run.upper() for line in lines for run in line.split(EMPTY) if len(run) > 1]
+    assert runs
+    assert all(run in GAME.lexicon for run in runs), [r for r in runs if r not in GAME.lexicon]

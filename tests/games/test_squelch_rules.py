@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from merknera.games.base import CHANCE, JSON, Announcement, IllegalMoveError
+from merknera.games.base import CHANCE, JSON, Announcement, IllegalMoveError, Termination
 from merknera.games.squelch import (
     MAX_ROLLS_PER_TURN,
     BotTurn,
@@ -24,6 +24,7 @@ from merknera.games.squelch import (
     move_bound,
 )
 from merknera.games.testing import playout
+from tests.golden import golden_played
 
 GAME = Squelch()
 NAMES = ("alice", "bob", "carol", "dave", "erin", "frank")
@@ -359,3 +360,15 @@ def test_random_matches_follow_the_house_rules(seats: int, seed: int) -> None:
     assert playout(GAME, seats, seed).states == first.states
     assert first.outcome.ranks is not None and len(first.outcome.ranks) == seats
     assert len(first.log) > 100
+
+
+def test_the_golden_match_shows_every_call_and_a_final_round() -> None:
+    """The golden match (tests/golden/squelch/) is worth keeping: it ends by the rules, and
+    its moves cause every kind of call and a final round."""
+    played = golden_played(GAME.mnemonic)
+    outcome = GAME.outcome(played.final)
+    assert outcome is not None and outcome.termination is Termination.NORMAL
+    calls = [note for ply in played.plies for note in ply.announcements]
+    assert {GAME.calls.method(note.call) for note in calls} == {
+        "Squelch.GameStart", "Squelch.TurnStart", "Squelch.Squelch", "Squelch.GameEnd"}
+    assert any(note.params.get("isFinalRound") is True for note in calls)

@@ -23,7 +23,7 @@ from merknera.games.base import (
     Termination,
     UnknownGameError,
 )
-from merknera.games.tictactoe import LINES, Board, TicTacToe
+from merknera.games.tictactoe import LINES, MARKS, Board, TicTacToe
 
 GAME = TicTacToe()
 PLAYERS = ("crosses", "noughts")
@@ -442,3 +442,47 @@ def test_no_result(termination: Termination) -> None:
     assert outcome.winners == ()
     assert outcome.result_for(0) is SeatResult.NONE
     assert outcome.result_for(1) is SeatResult.NONE
+
+
+def test_random_games_end_within_max_moves_with_an_outcome() -> None:
+    endings: set[str] = set()
+    for seed in range(200):
+        rng = random.Random(seed)
+        state = GAME.new({}, PLAYERS, rng)
+        plies = 0
+        while (seat := GAME.to_move(state)) is not None:
+            legal = GAME.legal_moves(state, seat)
+            assert legal, f"seed {seed}: no legal move for the seat to move"
+            assert list(legal) == sorted(legal)
+            assert GAME.legal_moves(state, 1 - seat) == ()
+            # A taken square is always refused.
+            taken = next((i for i, cell in enumerate(state.cells) if cell), None)
+            if taken is not None:
+                try:
+                    GAME.apply(state, seat, taken)
+                except IllegalMoveError:
+                    pass
+                else:
+                    raise AssertionError(f"seed {seed}: {taken} was taken but accepted")
+            assert GAME.outcome(state) is None
+            state = GAME.apply(state, seat, rng.choice(list(legal)))
+            assert GAME.state_from_json(json.loads(json.dumps(GAME.state_to_json(state)))) == state
+            plies += 1
+            assert plies <= GAME.max_moves, f"seed {seed}: more than {GAME.max_moves} moves"
+        outcome = GAME.outcome(state)
+        assert outcome is not None, f"seed {seed}: the game ended without an outcome"
+        assert outcome.termination is Termination.NORMAL
+        assert plies == state.filled >= 5
+        line = state.winning_line()
+        if line is None:
+            assert state.filled == 9
+            assert outcome.ranks == (0, 0)
+            endings.add("draw")
+        else:
+            winner = MARKS.index(state.cells[line[0]])
+            assert outcome.winners == (winner,)
+            # The winner made the last move: play stops at the first line.
+            assert (plies - 1) % 2 == winner
+            endings.add(MARKS[winner])
+    # Two hundred random games see every kind of ending.
+    assert endings == {"X", "O", "draw"}

@@ -9,7 +9,7 @@ import pytest
 
 from merknera.games import JSON, REGISTRY, InvalidMoveError
 from merknera.games.wire import QUOTE, lowered, member, shorten
-from tests.games.test_conformance import configured
+from tests.support import configured
 
 # -- shorten ------------------------------------------------------------------------------------
 

@@ -5,7 +5,6 @@ in the browser."""
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import random
 import sqlite3
@@ -16,28 +15,19 @@ from typing import Any
 import jsonpatch
 import pytest
 
-from merknera.assets import AssetStore, default_directory
 from merknera.games import CHANCE, JSON, REGISTRY, AnyGame
 from merknera.store.db import Row
 from merknera.store.games import GameStatus
 from merknera.store.results import ReplayStart
 from merknera.web import replay
 from merknera.web.replay import GameHeader, Replayer, States
-from tests.golden import GOLDEN_DIR
+from tests.golden import golden_game, recorded_moves
+from tests.support import configured
 
 SEED = 5
 FAULT_EVERY = 9
 """A playthrough's first row and every 9th after it are faulty replies (which change no
 state), when a bot is to move then."""
-
-
-@functools.cache
-def configured(mnemonic: str) -> AnyGame:
-    """The registered game with its asset files, as the platform sets it up."""
-    game = REGISTRY[mnemonic]
-    if game.assets:
-        game = game.with_assets(AssetStore.load(default_directory()).contents(mnemonic))
-    return game
 
 
 def move_log(entries: Sequence[tuple[int, JSON, str | None]]) -> list[Row]:
@@ -101,10 +91,9 @@ def playthrough(mnemonic: str, seats: int, reveal: bool, seed: int = SEED,
 def golden_scrabble(reveal: bool) -> Playthrough:
     """The golden Scrabble game (real words on the board, where random games only pass
     and exchange)."""
-    text = (GOLDEN_DIR / "scrabble" / "seed-11-two-players.txt").read_text(encoding="utf-8")
-    moves = [json.loads(line.removeprefix("move: ")) for line in text.splitlines()
-             if line.startswith("move: ")]
-    return playthrough("SCRABBLE", 2, reveal, seed=11, moves=moves)
+    golden = golden_game("SCRABBLE")
+    moves = [wire for _, wire in recorded_moves(golden.path.read_text(encoding="utf-8"))]
+    return playthrough("SCRABBLE", len(golden.players), reveal, seed=golden.seed, moves=moves)
 
 
 def text(value: Any) -> str:

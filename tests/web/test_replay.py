@@ -24,8 +24,8 @@ from merknera.web.replay import (
     fault_summary,
 )
 from merknera.work import Deadline
+from tests.support import configured
 from tests.web.replay_support import (
-    configured,
     golden_scrabble,
     header_of,
     made,
