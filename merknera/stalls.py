@@ -26,10 +26,25 @@ RECHECKS = 3
 """Checks made again for one reply, at most."""
 
 
-def recheck_at(due: float, now: float, made: int) -> float | None:
-    """When to look again for a reply that had not come when checked at ``now`` (a check
-    that was due at ``due``; ``made`` checks made again already), or None if the reply is
-    late: the check was on time, or no more are made.  Times on one clock."""
-    if now - due <= STALL or made >= RECHECKS:
-        return None
-    return now + RECHECK
+class Due:
+    """When a reply is due, and the looks made for it: a look that finds no reply is
+    judged by the stall rule (:meth:`look`).  Times are on one clock, the caller's (the
+    event loop's or ``time.monotonic``)."""
+
+    __slots__ = ("_rechecks", "at")
+
+    def __init__(self, at: float) -> None:
+        self.at = at
+        """When the reply is due, or the look made again after a stall."""
+        self._rechecks = 0
+
+    def look(self, now: float) -> bool:
+        """A look for the reply at ``now`` found none: whether it is late.  It is not when
+        the look came more than :data:`STALL` after :attr:`at` (the platform was held up)
+        and fewer than :data:`RECHECKS` looks were made again: then :attr:`at` moves to
+        :data:`RECHECK` from ``now``, when the caller looks again."""
+        if now - self.at <= STALL or self._rechecks >= RECHECKS:
+            return True
+        self._rechecks += 1
+        self.at = now + RECHECK
+        return False

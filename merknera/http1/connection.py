@@ -86,8 +86,9 @@ class Connection(asyncio.Protocol):
         pool has it whole, until its end is seen once)."""
         self.closed = False
         self._timer: asyncio.TimerHandle | None = None
-        self._rechecks = 0
-        """Checks for the reply made again after the platform's own stalls."""
+        self._due: stalls.Due | None = None
+        """When the reply to the request under way is due (after the platform's own
+        stalls, looked for again)."""
         self._stopped: HttpError | None = None
         """Why a callback stopped the parser."""
 
@@ -199,19 +200,17 @@ class Connection(asyncio.Protocol):
         self._waiter = loop.create_future()
         # A timer of the connection's own, not asyncio.timeout around the await: the same
         # deadline for a fraction of the cost, on the path every move takes.
+        self._due = stalls.Due(deadline)
         self._timer = loop.call_at(deadline, self._expire)
-        self._rechecks = 0
         self.transport.write(data)
         return self._waiter
 
     def _expire(self) -> None:
         timer, self._timer = self._timer, None
-        if timer is not None:
+        if timer is not None and self._due is not None:
             loop = asyncio.get_running_loop()
-            again = stalls.recheck_at(timer.when(), loop.time(), self._rechecks)
-            if again is not None:
-                self._rechecks += 1
-                self._timer = loop.call_at(again, self._expire)
+            if not self._due.look(loop.time()):
+                self._timer = loop.call_at(self._due.at, self._expire)
                 return
         self._fail(TimeoutError())
 

@@ -145,21 +145,18 @@ async def next_turn(turns: Turns, closed: asyncio.Event, limit: float,
         return _fault(message, FaultKind.ILLEGAL_MOVE,
                       "sent a turn while it was not its turn: "
                       f"{excerpt(message.text or message.problem or '')}")
-    due, rechecks = turns.deadline, 0  # when the next look is due
+    due = stalls.Due(turns.deadline)  # when the next look is due
     while not turns.inbox:
         now = time.monotonic()
-        due = max(due, turns.deadline)  # (a hexagons room's delay moves the deadline on)
+        due.at = max(due.at, turns.deadline)  # (a hexagons room's delay moves it on)
         if closed.is_set():
             return gone(name)
-        if now >= due:
-            again = stalls.recheck_at(due, now, rechecks)
-            if again is None:
-                return CallResult(NOTHING_SENT, fault=Fault(
-                    FaultKind.TIMEOUT, f"no valid turn within {limit:g} s of the last valid "
-                                       "update (invalid turns do not restart the clock)"),
-                                  latency=now - started)
-            due, rechecks = again, rechecks + 1
-        remaining = due - now
+        if now >= due.at and due.look(now):
+            return CallResult(NOTHING_SENT, fault=Fault(
+                FaultKind.TIMEOUT, f"no valid turn within {limit:g} s of the last valid "
+                                   "update (invalid turns do not restart the clock)"),
+                              latency=now - started)
+        remaining = due.at - now
         turns.arrived.clear()
         waits = [asyncio.ensure_future(turns.arrived.wait()),
                  asyncio.ensure_future(closed.wait())]
