@@ -146,6 +146,12 @@ async def test_a_suspended_user_registers_nothing_and_their_bots_come_back_with_
     await two_bots(arena, aiohttp_server)
     db = arena.platform.db
     _, bob = await users.create_user(db, "bob")
+    suspended = asyncio.Event()
+
+    async def waiting_move(params: dict[str, Any], _id: Any) -> JSON:
+        await suspended.wait()  # bob's games are under way until alice is suspended
+        return {"position": first_empty(params)}
+
     bobs = ScriptedBot(next_move=waiting_move)
     await arena.register("bobs", str((await aiohttp_server(bobs.app())).make_url("/rpc")),
                          token=bob)
@@ -153,6 +159,7 @@ async def test_a_suspended_user_registers_nothing_and_their_bots_come_back_with_
     auth = {"Authorization": f"Bearer {TOKEN}"}
     response = await arena.client.post("/api/admin/users/alice/suspend", headers=auth,
                                        json={"reason": "impersonation"})
+    suspended.set()
     assert response.status == 200
     body = await response.json()
     assert body["suspended"] is True and len(body["bots_disabled"]) == 2
@@ -181,8 +188,3 @@ async def test_a_suspended_user_registers_nothing_and_their_bots_come_back_with_
     assert "result" in accepted, accepted
     unknown = await arena.client.post("/api/admin/users/nobody/suspend", headers=auth)
     assert unknown.status == 404
-
-
-async def waiting_move(params: dict[str, Any], _id: Any) -> JSON:
-    await asyncio.sleep(0.2)
-    return {"position": first_empty(params)}

@@ -21,6 +21,7 @@ import pytest
 from merknera.config import Config
 from merknera.endpoints import Resolver
 from merknera.lookups import AddrInfo, Lookups
+from tests.support import until
 
 
 class Held:
@@ -56,7 +57,7 @@ async def test_a_slow_name_is_looked_up_once_and_holds_no_other_name() -> None:
     held = Held()
     lookups = Lookups(threads=2, lookup=held)
     waiting = [asyncio.create_task(lookups.getaddrinfo("slow.test", 80)) for _ in range(5)]
-    await asyncio.sleep(0.05)
+    await until(lambda: held.calls["slow.test"] >= 1)  # a thread is held by the slow name
     # Five callers of one name hold one thread: another name is answered meanwhile.
     fast = await asyncio.wait_for(lookups.getaddrinfo("fast.test", 80), 2)
     assert fast[0][4] == ("10.0.0.1", 80)

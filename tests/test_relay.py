@@ -18,6 +18,7 @@ from merknera.protocol.faults import FaultKind
 from merknera.relay import CUT, MAX_PAYLOAD, EventRelay, decode, encode
 from merknera.store.bots import BotStatus
 from tests.postgres_support import Cluster
+from tests.support import until
 
 WAIT = 30.0
 """A safety net for every wait: the tests never depend on how fast anything is."""
@@ -158,10 +159,8 @@ async def terminate(url: str, pids: list[int]) -> None:
 
 async def relistened(relay: EventRelay, old: int) -> None:
     """Wait until the relay listens on a connection other than ``old``."""
-    async with asyncio.timeout(WAIT):
-        # Polled: the relay tells nobody when it reconnects (its pages do not need to know).
-        while relay.backend_pid in (None, old):  # noqa: ASYNC110
-            await asyncio.sleep(0.05)
+    # Polled: the relay tells nobody when it reconnects (its pages do not need to know).
+    await until(lambda: relay.backend_pid not in (None, old), within=WAIT)
 
 
 async def test_the_relay_listens_again_after_its_connection_drops(nodes: Nodes) -> None:

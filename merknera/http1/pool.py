@@ -88,6 +88,11 @@ class ConnectionPool:
         """Connections open now, in use or idle."""
         return self._open
 
+    @property
+    def waiting(self) -> int:
+        """Requests waiting in line for room to open a connection."""
+        return sum(not slot.done() for slot in self._slots)
+
     async def __aenter__(self) -> ConnectionPool:
         return self
 

@@ -5,6 +5,7 @@ registrations' pace, and a request over its address's share of open games makes 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 
 import aiohttp
@@ -17,14 +18,16 @@ from tests.kalaha_support import kalaha_bot, start_kalaha
 async def test_a_match_client_that_left_is_not_paired(e2e: E2E) -> None:
     url = await start_listener(e2e, hexagons_match_wait="600")
     # A client asks for a match and goes away before it is answered.
-    async with aiohttp.ClientSession() as leaving:
-        with_timeout = aiohttp.ClientTimeout(total=0.5)
-        try:
-            async with leaving.get(f"{url}/match", timeout=with_timeout):
-                raise AssertionError("a lone client was answered")
-        except TimeoutError:
-            pass
-    await asyncio.sleep(0.2)  # the connection closes
+    reader, writer = await asyncio.open_connection("127.0.0.1", int(url.rsplit(":", 1)[1]))
+    writer.write(b"GET /match HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(0.5):
+            await reader.read(1)
+            raise AssertionError("a lone client was answered")
+    writer.close()
+    # Closed here before the next client connects: the listener reads the end of this
+    # connection before it can read the next one's request.
+    await writer.wait_closed()
 
     async def match() -> str:
         async with aiohttp.ClientSession() as session, session.get(f"{url}/match") as answer:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from tests.http1.support import HEAD, Server, at, pool, read_request, reply, soon
+from tests.support import until
 
 
 async def test_the_deadline_ends_the_request_and_its_connection(
@@ -29,8 +30,9 @@ async def test_the_deadline_ends_the_request_and_its_connection(
     async with pool() as client:
         with pytest.raises(TimeoutError):
             await client.request(at(server.port), HEAD, b"{}", 100, soon(0.2))
-        await asyncio.sleep(0.05)
+        await until(lambda: client.open_connections == 0)
         assert client.open_connections == 0
+    await until(lambda: len(server.closed) == 1)  # the server has seen the connection end
     assert server.closed == [True]
 
 

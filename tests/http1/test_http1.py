@@ -27,6 +27,7 @@ from tests.http1.support import (
     reply,
     soon,
 )
+from tests.support import until
 
 
 @pytest.mark.parametrize(("url", "tls", "host", "port", "host_header", "target"), [
@@ -86,7 +87,9 @@ async def test_a_connection_is_reused_only_when_the_reply_allows_it(
     server = await serve(script)
     async with pool() as client:
         assert (await client.request(at(server.port), HEAD, b"{}", 100, soon())).body == b"one"
-        await asyncio.sleep(0.01)  # the trailing bytes arrive while the connection is idle
+        if connections == 2:
+            # Dropped as the reply ends, or once the trailing bytes reach it idle.
+            await until(lambda: client.open_connections == 0)
         assert (await client.request(at(server.port), HEAD, b"{}", 100, soon())).body == b"two"
     assert server.connections == connections
 
@@ -137,13 +140,14 @@ async def test_bad_replies_say_what_was_wrong(serve: Callable[..., Awaitable[Ser
         await read_request(reader)
         writer.write(raw)
         await writer.drain()
-        await asyncio.sleep(0.05)
+        if error is not http1.BrokenReplyError:
+            await reader.read()  # until the client, refusing the reply, closes
 
     server = await serve(script)
     async with pool() as client:
         with pytest.raises(error, match=words):
             await client.request(at(server.port), HEAD, b"{}", 100, soon())
-        await asyncio.sleep(0.01)  # the aborted connection's end
+        await until(lambda: client.open_connections == 0)  # the aborted connection's end
         assert client.open_connections == 0
 
 
@@ -179,7 +183,7 @@ async def test_a_kept_connection_the_server_closed_is_not_used_again(
     server = await serve(answering(reply(b"one"), then_close=True))
     async with pool() as client:
         await client.request(at(server.port), HEAD, b"{}", 100, soon())
-        await asyncio.sleep(0.05)  # the server's close reaches the idle connection
+        await until(lambda: client.open_connections == 0)  # the server's close reached it
         assert client.open_connections == 0
         await client.request(at(server.port), HEAD, b"{}", 100, soon())
     assert server.connections == 2
@@ -192,7 +196,7 @@ async def test_connections_stay_within_the_limit_and_waiters_get_the_freed_room(
     async with pool(limit=2) as client:
         calls = [asyncio.create_task(client.request(at(server.port), HEAD, b"{}", 100,
                                                     soon(5))) for _ in range(5)]
-        await asyncio.sleep(0.1)
+        await until(lambda: server.open_now == 2)
         assert server.open_now == 2 and client.open_connections == 2
         release.set()
         replies = await asyncio.gather(*calls)
@@ -208,7 +212,7 @@ async def test_room_is_made_by_closing_an_idle_connection_of_another_origin(
         assert (await client.request(at(first.port), HEAD, b"{}", 100, soon())).body == b"a"
         assert (await client.request(at(second.port), HEAD, b"{}", 100, soon())).body == b"b"
         assert client.open_connections == 1
-    await asyncio.sleep(0.05)
+    await until(lambda: first.open_now == 0)
     assert first.open_now == 0
 
 
@@ -226,7 +230,7 @@ async def test_a_waiter_gets_the_room_of_a_connection_that_goes_idle(
     first, second = await serve(slow), await serve(answering(reply(b"b")))
     async with pool(limit=1) as client:
         busy = asyncio.create_task(client.request(at(first.port), HEAD, b"{}", 100, soon()))
-        await asyncio.sleep(0.05)
+        await until(lambda: first.open_now == 1)  # A's connection is busy
         started = asyncio.get_running_loop().time()
         got = await client.request(at(second.port), HEAD, b"{}", 100, soon(5))
         assert got.body == b"b" and (await busy).body == b"a"
@@ -280,7 +284,7 @@ async def test_a_request_cancelled_as_its_connection_opens_frees_its_room_once(
             client.request(at(server.port), HEAD, b"{}", 100, soon())))
         with pytest.raises(asyncio.CancelledError):
             await tasks[0]
-        await asyncio.sleep(0.05)
+        await until(lambda: client.open_connections == 0)
         assert client.open_connections == 0
         monkeypatch.undo()
         assert (await client.request(at(server.port), HEAD, b"{}", 100, soon())).body == b"ok"
@@ -293,11 +297,11 @@ async def test_a_cancelled_waiter_passes_its_room_on(
     server = await serve(held_until(release))
     async with pool(limit=1) as client:
         holder = asyncio.create_task(client.request(at(server.port), HEAD, b"{}", 100, soon()))
-        await asyncio.sleep(0.05)
+        await until(lambda: server.open_now == 1)
         doomed = asyncio.create_task(client.request(at(server.port), HEAD, b"{}", 100, soon()))
         patient = asyncio.create_task(client.request(at(server.port), HEAD, b"{}", 100,
                                                      soon()))
-        await asyncio.sleep(0.05)
+        await until(lambda: client.waiting == 2)
         release.set()
         await holder
         doomed.cancel()  # woken first, cancelled before it could take the room

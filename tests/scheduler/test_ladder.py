@@ -21,7 +21,7 @@ from merknera.scheduler.ladder import Candidate, choose_pairs, choose_pairs_read
 from merknera.store import Database, bots, competition, games, users
 from merknera.store.db import Connection
 from tests.conftest import ArenaFactory
-from tests.support import Arena, ScriptedBot
+from tests.support import Arena, ScriptedBot, until
 
 
 def test_new_bots_are_paired_first_with_close_or_uncertain_opponents() -> None:
@@ -93,12 +93,14 @@ async def test_the_ladder_runs_by_itself_and_can_be_paused(
     arena.platform.set_ladder_paused(True)
     await arena.settle()
     db = arena.platform.db
-    before = await db.fetchval("SELECT COUNT(*) FROM games WHERE origin = 'LADDER'")
+    before: int = await db.fetchval("SELECT COUNT(*) FROM games WHERE origin = 'LADDER'")
     arena.platform.set_ladder_paused(False)
-    async with asyncio.timeout(20):
-        while await db.fetchval(  # noqa: ASYNC110 (waiting on the ladder's own timer)
-                "SELECT COUNT(*) FROM games WHERE origin = 'LADDER'") < before + 3:
-            await asyncio.sleep(0.05)
+
+    async def three_more() -> bool:  # made by the ladder's own timer
+        made: int = await db.fetchval("SELECT COUNT(*) FROM games WHERE origin = 'LADDER'")
+        return made >= before + 3
+
+    await until(three_more, within=20.0)
     arena.platform.set_ladder_paused(True)
     assert arena.platform.ladder_state() == "PAUSED"
 
@@ -118,10 +120,12 @@ async def test_a_bot_whose_games_keep_faulting_is_disabled_and_can_come_back(
     await arena.register("bad", url)
     await arena.settle()
     db = arena.platform.db
-    async with asyncio.timeout(10):
-        while await db.fetchval(  # noqa: ASYNC110 (the rule runs after the game's event)
-                "SELECT status FROM bots WHERE name = 'bad'") != "DISABLED":
-            await asyncio.sleep(0.05)
+
+    async def disabled() -> bool:  # the rule runs after the game's event
+        status: str = await db.fetchval("SELECT status FROM bots WHERE name = 'bad'")
+        return status == "DISABLED"
+
+    await until(disabled)
     reason = await db.fetchval("SELECT disabled_reason FROM bots WHERE name = 'bad'")
     assert reason.startswith("2 of its last 2 games had faults of its own")
     log = [row[0] for row in await db.fetchall(

@@ -15,7 +15,7 @@ from merknera.games import JSON
 from merknera.protocol import signing
 from merknera.scheduler.registration import RegistrationRequest
 from merknera.store import Database, users
-from tests.support import Arena, InFlight, ScriptedBot, first_empty
+from tests.support import Arena, InFlight, ScriptedBot, first_empty, until
 
 
 async def start(aiohttp_server: AiohttpServer, bot: ScriptedBot, port: int | None = None) -> str:
@@ -28,6 +28,16 @@ def slow(delay: float) -> Any:
         await asyncio.sleep(delay)
         return {"position": first_empty(params)}
     return next_move
+
+
+async def found_offline(arena: Arena, name: str) -> None:
+    """Wait until a call to the bot has failed and it is recorded offline."""
+    async def offline() -> bool:
+        status: str | None = await arena.platform.db.fetchval(
+            "SELECT status FROM bots WHERE name = ?", (name,))
+        return status == "OFFLINE"
+
+    await until(offline)
 
 
 async def moves_played(events: asyncio.Queue[Event], count: int) -> None:
@@ -59,7 +69,7 @@ async def test_a_bot_that_comes_online_late_plays_its_games(
     early, late = ScriptedBot(), ScriptedBot()
     await arena.register("early", await start(aiohttp_server, early))
     await arena.register("late", f"http://127.0.0.1:{unused_tcp_port}/rpc")
-    await asyncio.sleep(0.3)  # the games are now waiting for "late", within the 1.5 s grace
+    await found_offline(arena, "late")  # its games now wait for it, within the 1.5 s grace
     await start(aiohttp_server, late, port=unused_tcp_port)
     await arena.settle()
     for game_id in (1, 2):
@@ -75,7 +85,7 @@ async def test_registering_the_same_version_again_resumes_waiting_games(
     early, moved = ScriptedBot(), ScriptedBot()
     await arena.register("early", await start(aiohttp_server, early))
     await arena.register("moved", "http://127.0.0.1:9/rpc")  # the wrong port at first
-    await asyncio.sleep(0.2)
+    await found_offline(arena, "moved")
     again = await arena.register("moved", await start(aiohttp_server, moved))
     assert "already registered" in str(again["result"])
     await arena.settle()

@@ -52,6 +52,7 @@ from merknera.protocol.faults import FaultKind
 from merknera.scheduler.play import STRIKE_FAULTS
 from merknera.scheduler.registration import RegistrationRequest
 from merknera.store import users
+from tests.support import until
 
 SEED = 20261124
 MOVE_TIMEOUT = 5.0
@@ -187,11 +188,10 @@ class Stopper:
         if stored == self.pending[0] - 1:
             # The runner queues a move's row and asks for the next move before the row is
             # committed: the row the stop waits for may be on its way.
-            for _ in range(10):
-                await asyncio.sleep(0.002)
-                stored = self.stored()
-                if stored >= self.pending[0]:
-                    break
+            with contextlib.suppress(TimeoutError):
+                await until(lambda: self.stored() >= self.pending[0], within=0.02,
+                            every=0.002)
+            stored = self.stored()
         if stored < self.pending[0]:
             return False
         self.reached.set()

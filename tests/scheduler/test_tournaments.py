@@ -13,7 +13,7 @@ from pytest_aiohttp import AiohttpServer
 from merknera.scheduler.tournaments import create_in, table
 from merknera.store import tournaments as store
 from merknera.store.tournaments import Tournament
-from tests.support import Arena, ScriptedBot
+from tests.support import Arena, ScriptedBot, until
 
 
 async def bots(arena: Arena, aiohttp_server: AiohttpServer, count: int) -> list[int]:
@@ -26,14 +26,17 @@ async def bots(arena: Arena, aiohttp_server: AiohttpServer, count: int) -> list[
 
 
 async def finished(arena: Arena, tournament_id: int) -> Tournament:
-    db = arena.platform.db
-    async with asyncio.timeout(30):
-        while True:
-            found = await db.read(functools.partial(store.load, tournament_id=tournament_id))
-            assert found is not None
-            if found.status == "FINISHED":
-                return found
-            await asyncio.sleep(0.05)
+    async def load() -> Tournament:
+        found = await arena.platform.db.read(functools.partial(store.load,
+                                                               tournament_id=tournament_id))
+        assert found is not None
+        return found
+
+    async def over() -> bool:
+        return (await load()).status == "FINISHED"
+
+    await until(over, within=30.0)
+    return await load()
 
 
 async def test_a_round_robin_of_three_with_byes(arena: Arena,
@@ -132,9 +135,10 @@ async def test_a_withdrawn_entrant_gives_byes_not_rated_forfeits(
         found = await db.read(functools.partial(store.load, tournament_id=tournament_id))
         return 0 if found is None else found.round
 
-    async with asyncio.timeout(30):
-        while await round_number() < 1:  # noqa: ASYNC110 (the director's own timer)
-            await asyncio.sleep(0.05)
+    async def under_way() -> bool:  # paired by the director's own timer
+        return await round_number() >= 1
+
+    await until(under_way, within=30.0)
     leaver = entrants[0]
     assert await arena.platform.disable_bot(leaver, "left the tournament")
     done = await finished(arena, tournament_id)
