@@ -1,5 +1,6 @@
-"""The ``merknera`` command: ``serve``, ``demo``, ``user add|token``, ``assets verify|manifest``,
-``ratings rebuild``, ``db migrate|copy``, ``tournament create|show``."""
+"""The ``merknera`` command: ``serve``, ``demo``, ``user add|token|list|suspend|unsuspend``,
+``bot list|disable|enable``, ``guest secret``, ``assets verify|manifest``, ``ratings rebuild``,
+``db migrate|copy|backup``, ``tournament create|show``."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from merknera import logfilter, loop
+from merknera import accounts_cli, logfilter, loop
 from merknera.assets import AssetError
 from merknera.config import ConfigError, add_config_arguments, load_config, overrides_from_args
 from merknera.games import PLUGIN_PROBLEMS
-from merknera.store import Database, StoreError, users
+from merknera.store import Database, StoreError
 from merknera.store.db import POSTGRESQL_URL
+from merknera.store.discipline import DISABLED_BY_ADMIN, SUSPENDED_BY_ADMIN
 from merknera.store.postgres import connect_sync, redacted
 
 
@@ -36,10 +38,45 @@ def _parser() -> argparse.ArgumentParser:
     add = user_commands.add_parser("add", help="create a user; prints its token last")
     add.add_argument("name")
     add_config_arguments(add, keys=("db",))
-    token = user_commands.add_parser("token", help="issue another token to a user")
-    token.add_argument("name")
-    token.add_argument("--description", default="issued with merknera user token")
+    token = user_commands.add_parser(
+        "token", help="`token NAME` issues another token to a user; `token rotate NAME` "
+                      "revokes the user's tokens and issues one new (each printed last)")
+    token.add_argument("first", metavar="NAME|rotate")
+    token.add_argument("rotated", nargs="?", metavar="NAME", help="after rotate: whose tokens")
+    token.add_argument("--description", default=accounts_cli.TOKEN_DESCRIPTION,
+                       help="what the token issued is for (not with rotate)")
     add_config_arguments(token, keys=("db",))
+    users_list = user_commands.add_parser(
+        "list", help="every user: current tokens, bots, suspension")
+    users_list.add_argument("--json", action="store_true", help="one JSON array, for scripts")
+    add_config_arguments(users_list, keys=("db",))
+    suspend = user_commands.add_parser(
+        "suspend", help="refuse a user's token and registrations and disable their bots "
+                        "(their unfinished games end without a result)")
+    suspend.add_argument("name")
+    suspend.add_argument("--reason", default=SUSPENDED_BY_ADMIN, help="shown to them")
+    add_config_arguments(suspend, keys=("db",))
+    unsuspend = user_commands.add_parser(
+        "unsuspend", help="lift a suspension; the bots it disabled play again")
+    unsuspend.add_argument("name")
+    add_config_arguments(unsuspend, keys=("db",))
+    bot = commands.add_parser("bot", help="list, disable and enable bots")
+    bot_commands = bot.add_subparsers(dest="bot_command", required=True)
+    bots_list = bot_commands.add_parser(
+        "list", help="bot versions in play or disabled (--all: superseded ones too)")
+    bots_list.add_argument("--game", type=str.upper, help="one game's, e.g. TICTACTOE")
+    bots_list.add_argument("--all", action="store_true", help="superseded versions too")
+    bots_list.add_argument("--json", action="store_true", help="one JSON array, for scripts")
+    add_config_arguments(bots_list, keys=("db",))
+    disable = bot_commands.add_parser(
+        "disable", help="take a bot out of play (its unfinished games end without a result)")
+    disable.add_argument("name")
+    disable.add_argument("--reason", default=DISABLED_BY_ADMIN,
+                         help="kept in the bot's log and shown at its registrations")
+    add_config_arguments(disable, keys=("db",))
+    enable = bot_commands.add_parser("enable", help="put a disabled bot back in play")
+    enable.add_argument("name")
+    add_config_arguments(enable, keys=("db",))
     guest = commands.add_parser("guest", help="the names guests play under")
     guest_commands = guest.add_subparsers(dest="guest_command", required=True)
     secret = guest_commands.add_parser(
@@ -61,6 +98,11 @@ def _parser() -> argparse.ArgumentParser:
     add_config_arguments(rebuild, keys=("db",))
     store = commands.add_parser("db", help="the store")
     store_commands = store.add_subparsers(dest="db_command", required=True)
+    backup = store_commands.add_parser(
+        "backup", help="copy the store to a new file while a platform serves it (SQLite: "
+                       "its online backup; PostgreSQL: pg_dump's custom format)")
+    backup.add_argument("path", type=Path, metavar="PATH", help="the new file")
+    add_config_arguments(backup, keys=("db",))
     migrate = store_commands.add_parser(
         "migrate", help="bring the store to this version's schema (serve does it too)")
     add_config_arguments(migrate, keys=("db",))
@@ -127,36 +169,6 @@ def _assets_manifest(directory: Path) -> int:
     (directory / assets.MANIFEST).write_text(json.dumps(manifest.to_json(), indent=2) + "\n",
                                             "utf-8")
     print(f"wrote {directory / assets.MANIFEST} ({len(manifest.files)} files)")
-    return 0
-
-
-async def _user_add(db_path: str, name: str) -> int:
-    db = await Database.open(db_path)
-    try:
-        user, token = await users.create_user(db, name)
-    except users.UserExistsError as exc:
-        print(f"merknera: {exc}; `merknera user token {name}` issues another token",
-              file=sys.stderr)
-        return 1
-    finally:
-        await db.close()
-    print(f'Created user "{user.name}" (id {user.id}) in {redacted(db_path)}.')
-    print("Its API token follows; it is shown only now (the store keeps a hash):")
-    print(token)
-    return 0
-
-
-async def _user_token(db_path: str, name: str, description: str) -> int:
-    db = await Database.open(db_path)
-    try:
-        token = await users.issue_token(db, name, description)
-    except users.UnknownUserError as exc:
-        print(f"merknera: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        await db.close()
-    print(f'A new API token for "{name}" follows; it is shown only now:')
-    print(token)
     return 0
 
 
@@ -233,6 +245,22 @@ async def _db_copy(source: str, target: str) -> int:
     return 0
 
 
+async def _db_backup(db_path: str, path: Path) -> int:
+    from merknera.store.backup import backup
+
+    made = await backup(db_path, path)
+    print(f"Backed up {redacted(db_path)} to {made.path} ({made.size:,} bytes).")
+    if made.schema_version is not None:
+        print(f"It is a store of schema version {made.schema_version}" + (
+            "" if made.migrated_from is None else
+            f" (migrated from {made.migrated_from})") + f" with {made.games:,} games; "
+            f"`merknera serve --db {made.path}` serves it as it is.")
+    else:
+        print(f"It is a dump in pg_dump's custom format; `pg_restore --dbname=URL "
+              f"{made.path}` restores it into an empty database.")
+    return 0
+
+
 async def _ratings_rebuild(db_path: str) -> int:
     from merknera.store import ratings
 
@@ -246,6 +274,32 @@ async def _ratings_rebuild(db_path: str) -> int:
     print("The stored ratings were already the same." if summary.changed == 0 else
           f"{summary.changed} bots' stored ratings differed and were replaced.")
     return 0
+
+
+async def _user_command(args: argparse.Namespace, db: str) -> int:
+    if args.user_command == "add":
+        return await accounts_cli.user_add(db, args.name)
+    if args.user_command == "list":
+        return await accounts_cli.user_list(db, args.json)
+    if args.user_command == "suspend":
+        return await accounts_cli.user_suspend(db, args.name, args.reason)
+    if args.user_command == "unsuspend":
+        return await accounts_cli.user_unsuspend(db, args.name)
+    if args.rotated is None:
+        return await accounts_cli.user_token(db, args.first, args.description)
+    if args.first == "rotate":
+        return await accounts_cli.token_rotate(db, args.rotated)
+    print("merknera: user token takes NAME (another token) or rotate NAME (the user's "
+          f"tokens replaced by one), not {args.first!r} {args.rotated!r}", file=sys.stderr)
+    return 2
+
+
+async def _bot_command(args: argparse.Namespace, db: str) -> int:
+    if args.bot_command == "list":
+        return await accounts_cli.bot_list(db, args.game, args.all, args.json)
+    if args.bot_command == "disable":
+        return await accounts_cli.bot_disable(db, args.name, args.reason)
+    return await accounts_cli.bot_enable(db, args.name)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -280,6 +334,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "db":
             if args.db_command == "copy":
                 return asyncio.run(_db_copy(args.source, args.target))
+            if args.db_command == "backup":
+                return asyncio.run(_db_backup(config.store.db, args.path))
             return asyncio.run(_db_migrate(config.store.db))
         if args.command == "tournament":
             from merknera import tournament_cli
@@ -290,9 +346,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(tournament_cli.show(config.store.db, args.id))
         if args.command == "guest":
             return asyncio.run(_guest_secret(config.store.db, args.name))
-        if args.user_command == "add":
-            return asyncio.run(_user_add(config.store.db, args.name))
-        return asyncio.run(_user_token(config.store.db, args.name, args.description))
+        if args.command == "bot":
+            return asyncio.run(_bot_command(args, config.store.db))
+        return asyncio.run(_user_command(args, config.store.db))
     except (StoreError, AssetError) as exc:
         print(f"merknera: {exc}", file=sys.stderr)
         return 1

@@ -8,8 +8,10 @@ Another node takes it at its next try (every third of a lease).  A node that los
 connection stops its duties at once.  On SQLite there is one node, which coordinates from
 the start.
 
-Every node keeps its bot directory in step with the store meanwhile (other nodes'
-registrations, the pinger's findings).
+Every node keeps its bot directory in step with the store meanwhile, every third of a lease:
+other nodes' registrations and the pinger's findings, and what the command line changed
+beside a running node (``merknera bot disable|enable``, ``merknera user
+suspend|unsuspend``), on PostgreSQL and SQLite alike.
 """
 
 from __future__ import annotations
@@ -69,9 +71,11 @@ class Coordinator:
         return self._leases.coordinator
 
     def start(self) -> None:
-        """Coordinate now (SQLite), or start trying for the lock (PostgreSQL)."""
+        """Coordinate now (SQLite), or start trying for the lock (PostgreSQL); and keep the
+        bot directory in step with the store."""
         if self._db.backend == "sqlite":
             self._take()
+            self._task = asyncio.create_task(self._follow(), name="directory")
         else:
             self._task = asyncio.create_task(self._loop(), name="coordinator")
 
@@ -99,6 +103,16 @@ class Coordinator:
                 await duty.stop()
             except Exception:
                 log.exception("could not stop %s", duty.name)
+
+    async def _follow(self) -> None:
+        """The one node of a SQLite file: refresh the directory every third of a lease."""
+        every = self._leases.seconds / 3
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await self._presence.refresh()
+            except Exception:
+                log.exception("could not refresh the bots from the store")
 
     async def _loop(self) -> None:
         every = self._leases.seconds / 3

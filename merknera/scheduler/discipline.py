@@ -4,7 +4,8 @@ The fault rule: a bot whose own faults (faulty replies, or forfeits it lost) mar
 ``fault_share`` of its last ``fault_window`` games with a result is disabled, and its log
 says why.  Registering the same version again re-enables it; a bot an admin disabled stays
 disabled until an admin enables it.  Disabling ends the bot's unfinished games without a
-result.
+result.  What the store records is :mod:`merknera.store.discipline`'s; this is what a running
+platform does besides: it forgets the bots and stops the runners of the games ended.
 """
 
 from __future__ import annotations
@@ -15,12 +16,11 @@ from collections.abc import Coroutine
 from typing import Any
 
 from merknera.events import GameFinished
-from merknera.games import Outcome, Termination
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.scheduler.core import Scheduler
-from merknera.store import bots, games, logs, now, users
+from merknera.store import bots, discipline
 from merknera.store.bots import Bot
-from merknera.store.db import Connection
+from merknera.store.discipline import DisabledBy
 
 log = logging.getLogger(__name__)
 
@@ -44,11 +44,9 @@ class Discipline:
         except Exception:
             log.exception("the fault rule failed after game %d", finished.game_id)
 
-    async def disable(self, bot_id: int, by: str, reason: str) -> bool:
+    async def disable(self, bot_id: int, by: DisabledBy, reason: str) -> bool:
         """Take a bot out of play; False if it was not a current bot."""
-        stamp = now()
-        ended = await self._arena.db.transaction(
-            lambda conn: _disable(conn, bot_id, by, reason, stamp))
+        ended = await discipline.disable(self._arena.db, bot_id, by, reason)
         if ended is None:
             return False
         log.info("bot %d disabled (%s): %s", bot_id, by, reason)
@@ -59,7 +57,7 @@ class Discipline:
     async def enable(self, bot_id: int) -> Bot | None:
         """Put a disabled bot back in play (it is pinged first); None if it was not
         disabled."""
-        bot = await self._arena.db.transaction(lambda conn: _enable(conn, bot_id))
+        bot = await discipline.enable(self._arena.db, bot_id)
         if bot is not None:
             self._arena.presence.restored(bot)
         return bot
@@ -68,21 +66,19 @@ class Discipline:
         """Suspend a user: no registration of theirs is taken, and their current bots are
         disabled until the suspension is lifted.  Returns the ids of the bots disabled;
         None if there is no such user."""
-        stamp = now()
-        done = await self._arena.db.transaction(
-            lambda conn: _suspend(conn, user_name, reason, stamp))
+        done = await discipline.suspend(self._arena.db, user_name, reason)
         if done is None:
             return None
-        bot_ids, ended = done
-        log.info("user %s suspended (%s); bots disabled: %s", user_name, reason, bot_ids)
-        self._arena.presence.retired(bot_ids)
-        await self._scheduler.cancel(ended)
-        return bot_ids
+        log.info("user %s suspended (%s); bots disabled: %s", user_name, reason,
+                 done.bots_disabled)
+        self._arena.presence.retired(done.bots_disabled)
+        await self._scheduler.cancel(done.games_ended)
+        return done.bots_disabled
 
     async def unsuspend(self, user_name: str) -> list[int] | None:
         """Lift a user's suspension; the bots it disabled are enabled again (and play once
         they answer a ping).  Returns their ids; None if there is no such user."""
-        back = await self._arena.db.transaction(lambda conn: _unsuspend(conn, user_name))
+        back = await discipline.unsuspend(self._arena.db, user_name)
         if back is None:
             return None
         for bot in back:
@@ -113,58 +109,3 @@ class Discipline:
                     f"(the limit is {config.scheduling.fault_share:.0%}); register it again to "
                     "play again"))
 
-
-def _disable(conn: Connection, bot_id: int, by: str, reason: str,
-             stamp: str, with_owner: bool = False) -> list[int] | None:
-    found = conn.execute("SELECT status, disabled_with_owner FROM bots WHERE id = ?",
-                         (bot_id,)).fetchone()
-    if found is not None and found[1] and by == "ADMIN" and not with_owner:
-        # Out with its suspended owner, and now disabled for itself: it stays out when
-        # the suspension is lifted.
-        conn.execute("UPDATE bots SET disabled_reason = ?, disabled_with_owner = 0 "
-                     "WHERE id = ?", (reason, bot_id))
-        logs.add(conn, bot_id, f"Disabled by an admin: {reason}")
-        return []
-    if found is None or found[0] not in ("ONLINE", "OFFLINE"):
-        return None
-    unfinished = bots.disable(conn, bot_id, by, reason, with_owner)
-    ended = Outcome.no_result(Termination.ABORTED, f"bot {bot_id} was disabled: {reason}")
-    for game_id in unfinished:
-        lines = [(seated, f"Game ended without a result (gameId: {game_id}): {ended.detail}")
-                 for seated in games.seated(conn, game_id)]
-        games.finish_in(conn, game_id, ended, None, lines, stamp)
-    who = "an admin" if by == "ADMIN" else "the fault rule"
-    logs.add(conn, bot_id, f"Disabled by {who}: {reason}")
-    return unfinished
-
-
-def _enable(conn: Connection, bot_id: int) -> Bot | None:
-    bot = bots.enable(conn, bot_id)
-    if bot is not None:
-        logs.add(conn, bot_id, "Enabled again; it plays once it answers a ping")
-    return bot
-
-
-def _suspend(conn: Connection, user_name: str, reason: str,
-             stamp: str) -> tuple[list[int], list[int]] | None:
-    user = users.by_name(conn, user_name)
-    if user is None:
-        return None
-    users.set_suspended(conn, user.id, reason)
-    disabled, ended = [], []
-    for bot_id in bots.current_of(conn, user.id):
-        unfinished = _disable(conn, bot_id, "ADMIN", f"its owner {user.name} was suspended: "
-                              f"{reason}", stamp, with_owner=True)
-        if unfinished is not None:
-            disabled.append(bot_id)
-            ended += unfinished
-    return disabled, ended
-
-
-def _unsuspend(conn: Connection, user_name: str) -> list[Bot] | None:
-    user = users.by_name(conn, user_name)
-    if user is None:
-        return None
-    users.set_suspended(conn, user.id, None)
-    return [bot for bot_id in bots.disabled_with_owner(conn, user.id)
-            if (bot := _enable(conn, bot_id)) is not None]

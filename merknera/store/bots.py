@@ -175,6 +175,21 @@ async def get_many(db: Database, bot_ids: Sequence[int]) -> dict[int, Bot]:
     return {row["id"]: bot_from_row(row) for row in rows}
 
 
+async def listing(db: Database, game: str | None = None, *,
+                  superseded: bool = False) -> list[Bot]:
+    """Bot versions by game, name and id: those that are not superseded (current or
+    disabled), or every version with ``superseded``; of one game if ``game`` is given."""
+    where, params = [], []
+    if not superseded:
+        where.append("bots.status != 'SUPERSEDED'")
+    if game is not None:
+        where.append("bots.game = ?")
+        params.append(game)
+    rows = await db.fetchall(f"{_SELECT}{' WHERE ' if where else ''}{' AND '.join(where)} "
+                             "ORDER BY bots.game, bots.name, bots.id", tuple(params))
+    return [bot_from_row(row) for row in rows]
+
+
 async def current(db: Database) -> list[Bot]:
     """Every bot that can still play: neither superseded nor disabled."""
     rows = await db.fetchall(f"{_SELECT} WHERE bots.status IN ('ONLINE', 'OFFLINE') "

@@ -22,6 +22,10 @@ class UnknownUserError(LookupError):
     """No user has that name."""
 
 
+class NoTokenError(LookupError):
+    """The user has no current token (to rotate)."""
+
+
 @dataclass(frozen=True)
 class User:
     """A person who owns bots."""
@@ -31,6 +35,8 @@ class User:
     created_at: str
     suspended_reason: str | None = None
     """Why an admin suspended the user (None: not suspended)."""
+    suspended_at: str | None = None
+    """When an admin suspended the user (None: not suspended)."""
 
     @property
     def suspended(self) -> bool:
@@ -54,7 +60,7 @@ def hash_token(token: str) -> str:
 
 def _user(row: Row) -> User:
     return User(id=row["id"], name=row["name"], created_at=row["created_at"],
-                suspended_reason=row["suspended_reason"])
+                suspended_reason=row["suspended_reason"], suspended_at=row["suspended_at"])
 
 
 async def create_user(db: Database, name: str, description: str = "created with the user") -> (
@@ -90,6 +96,55 @@ async def issue_token(db: Database, name: str, description: str) -> str:
 
     await db.transaction(work)
     return token
+
+
+async def rotate_token(db: Database, name: str, description: str) -> tuple[str, int]:
+    """Revoke every current token of a user and issue one new token, in one transaction:
+    the old ones are refused from the moment it commits.  Returns the new token (shown only
+    now) and how many tokens were revoked.
+
+    :raises UnknownUserError: if there is no such user.
+    :raises NoTokenError: if the user has no current token (an owner named by a gateway, or
+        one whose tokens were all revoked: ``merknera user token`` issues one).
+    """
+    token, stamp = new_token(), now()
+
+    def work(conn: Connection) -> int:
+        row = conn.execute("SELECT id FROM users WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            raise UnknownUserError(f'there is no user named "{name}"')
+        revoked = conn.execute("UPDATE tokens SET status = 'REVOKED' WHERE user_id = ? "
+                               "AND status = 'CURRENT'", (row["id"],)).rowcount
+        if revoked == 0:
+            raise NoTokenError(f'the user "{name}" has no current token to rotate; '
+                               f"`merknera user token {name}` issues one")
+        _insert_token(conn, row["id"], token, description, stamp)
+        return int(revoked)
+
+    revoked = await db.transaction(work)
+    return token, revoked
+
+
+@dataclass(frozen=True)
+class UserSummary:
+    """A user with the counts an operator looks at."""
+
+    user: User
+    tokens: int
+    """Current (not revoked) tokens."""
+    bots: int
+    """Bot versions that are not superseded (current or disabled)."""
+
+
+async def summaries(db: Database) -> list[UserSummary]:
+    """Every user, by id, with their current tokens and bots counted."""
+    rows = await db.fetchall(
+        "SELECT users.*, (SELECT COUNT(*) FROM tokens WHERE tokens.user_id = users.id "
+        "AND tokens.status = 'CURRENT') AS current_tokens, (SELECT COUNT(*) FROM bots "
+        "WHERE bots.user_id = users.id AND bots.status != 'SUPERSEDED') AS bot_versions "
+        "FROM users ORDER BY users.id")
+    return [UserSummary(_user(row), int(row["current_tokens"]), int(row["bot_versions"]))
+            for row in rows]
 
 
 def _insert_token(conn: Connection, user_id: int, token: str, description: str,

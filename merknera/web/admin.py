@@ -17,6 +17,7 @@ from merknera.games import JSON, REGISTRY
 from merknera.guard import GUARD_KEY
 from merknera.protocol import strict_json
 from merknera.scheduler.tournaments import FORMATS, EntrantsError
+from merknera.store.discipline import DISABLED_BY_ADMIN, SUSPENDED_BY_ADMIN
 from merknera.web.params import bearer_token, json_integer, whole_number
 from merknera.web.query import error_text
 
@@ -112,8 +113,8 @@ async def disable_bot(request: web.Request) -> web.Response:
     """Take a bot out of play (its unfinished games end without a result)."""
     ops = await admin_ops(request)
     bot_id = _bot_id(request)
-    reason = _reason(await _body(request), "disabled by an admin")
-    if not await ops.disable_bot(bot_id, reason[:500]):
+    reason = _reason(await _body(request), DISABLED_BY_ADMIN)
+    if not await ops.disable_bot(bot_id, reason):
         raise _error(web.HTTPConflict, f"bot {bot_id} is not a current bot (unknown, "
                                        "superseded or disabled already)")
     return web.json_response({"bot": bot_id, "status": "DISABLED"})
@@ -135,8 +136,8 @@ async def suspend_user(request: web.Request) -> web.Response:
     (their unfinished games end without a result) until the suspension is lifted."""
     ops = await admin_ops(request)
     name = request.match_info["name"]
-    reason = _reason(await _body(request), "suspended by an admin")
-    disabled = await ops.suspend_user(name, reason[:500])
+    reason = _reason(await _body(request), SUSPENDED_BY_ADMIN)
+    disabled = await ops.suspend_user(name, reason)
     if disabled is None:
         raise _error(web.HTTPNotFound, f'no user named "{name[:100]}"')
     return web.json_response({"user": name, "suspended": True, "bots_disabled": disabled})

@@ -166,23 +166,31 @@ async def _viewer(request: web.Request,
     """The viewer a request's token makes it (anybody without one).
 
     A wrong token is answered 403 with ``refusal``, and counts against the client: one
-    that sends many is slowed down (429).
+    that sends many is slowed down (429).  The token of a suspended user is answered 403
+    saying so (it is theirs, so it does not count as a wrong one).
     """
     token = bearer_token(request)
     if not token:
         return Viewer()
     admin_token, db = request.app[OPS_KEY]().admin_token, request.app[DB_KEY]()
 
-    async def lookup(given: str) -> Viewer | None:
+    async def lookup(given: str) -> Viewer | users.User | None:
         if is_admin_token(admin_token, given):
             return Viewer(admin=True)
-        user = await users.find_user_by_token(db, given)
-        return None if user is None else Viewer(user_id=user.id)
+        return await users.find_user_by_token(db, given)
 
-    viewer = await request.app[GUARD_KEY].verify_token(request, token, lookup)
-    if viewer is None:
+    found: Viewer | users.User | None = await request.app[GUARD_KEY].verify_token(
+        request, token, lookup)
+    if found is None:
         raise web.HTTPForbidden(text=error_text(refusal), content_type="application/json")
-    return viewer
+    if isinstance(found, Viewer):
+        return found
+    if found.suspended:
+        raise web.HTTPForbidden(text=error_text(
+            f'User "{found.name}" is suspended by an admin ({found.suspended_reason}); '
+            "their token is refused until the suspension is lifted"),
+            content_type="application/json")
+    return Viewer(user_id=found.id)
 
 
 @routes.get("/api/games/{id}")

@@ -56,8 +56,8 @@ _UNAVAILABLE = ("the arena's database cannot be reached (it may be restarting: "
 _NOT_JSON = ("The body is not typed application/json (Content-Type): a page of another origin "
              "cannot send that without asking first (CORS), and this site allows none")
 _API_REFUSALS = {400: "A query value is not usable", 401: "No token was sent",
-            403: "The token may not do this; or (a call without a body) a page of another "
-                 "origin sent it (Origin)", 404: "No such id",
+            403: "The token may not do this, or its user is suspended; or (a call without a "
+                 "body) a page of another origin sent it (Origin)", 404: "No such id",
             409: "The change is not possible now",
             415: "A body not typed application/json (Content-Type; a call without a body "
                  "is fine)",

@@ -16,7 +16,9 @@ from typing import Any
 import aiohttp_jinja2
 import jinja2
 from aiohttp import web
+from markupsafe import Markup
 
+from merknera.clock import readable
 from merknera.games import REGISTRY, SeatResult, Termination
 from merknera.names import ANONYMOUS
 from merknera.protocol.bot_protocols import BotProtocol
@@ -89,11 +91,16 @@ def protocol_name(value: str) -> str:
         return value
 
 
-def when(stamp: str | None) -> str:
-    """A stored timestamp (``2026-11-23T10:15:02.123Z``) as ``2026-11-23 10:15:02``."""
+def when(stamp: str | None) -> Markup:
+    """A stored timestamp (``2026-11-23T10:15:02.123Z``) as the pages show every time: in
+    UTC with the zone written, ``<time datetime="2026-11-23T10:15:02.123Z">2026-11-23
+    10:15:02 UTC</time>`` (empty for None).
+
+    Every time on the pages is UTC, the server's and the store's zone: the same text for
+    every reader and in every live update, with no script needed to read it."""
     if not stamp:
-        return ""
-    return stamp.replace("T", " ")[:19]
+        return Markup("")
+    return Markup('<time datetime="{}">{}</time>').format(stamp, readable(stamp))
 
 
 def ms(value: float | None) -> str:

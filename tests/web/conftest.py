@@ -128,10 +128,12 @@ async def browser(chromium: Path) -> AsyncIterator[Browser]:
             await launched.close()
 
 
-async def open_page(browser: Browser, width: int = 1200, height: int = 900) -> Watched:
+async def open_page(browser: Browser, width: int = 1200, height: int = 900,
+                    timezone: str | None = None) -> Watched:
     """A new page whose errors and dialogs are recorded (a dialog would mean injected
-    script ran)."""
-    context = await browser.new_context(viewport={"width": width, "height": height})
+    script ran); ``timezone``: the reader's zone (the machine's by default)."""
+    context = await browser.new_context(viewport={"width": width, "height": height},
+                                        timezone_id=timezone)
     page = await context.new_page()
     watched = Watched(page)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from typing import Any
 
 import aiohttp
@@ -159,6 +160,39 @@ async def test_tournament_protocol_and_error_pages(site: Site, page: Watched) ->
     assert response is not None and response.status == 404
     await expect(page.page.locator("h1")).to_have_text("404 · Not Found")
     await page.shot("not-found")
+
+
+READER_ZONE = "America/New_York"
+"""A reader's zone other than the server's (UTC): the pages' times are still UTC, and say
+so."""
+
+
+async def test_every_time_on_the_pages_says_its_zone(site: Site, browser: Browser) -> None:
+    reader = await open_page(browser, timezone=READER_ZONE)
+    assert await reader.page.evaluate(
+        "Intl.DateTimeFormat().resolvedOptions().timeZone") == READER_ZONE
+    game = (await get_json(site, "/api/games?game=TICTACTOE&status=FINISHED"))["games"][0]
+    bot = game["seats"][0]["bot_id"]
+    for path in ("/", f"/bots/{bot}", f"/games/{game['id']}", "/tournaments/1"):
+        await reader.page.goto(site.at(path))
+        if path.startswith("/bots/"):  # the log, which the page's script renders
+            await reader.page.fill("#log-token", site.token)
+            await reader.page.click("#log-form button[type=submit]")
+            await expect(reader.page.locator("#log-entries li").first).to_be_visible()
+        times = await reader.page.locator("time").evaluate_all(
+            "times => times.map(t => [t.dateTime, t.textContent, "
+            "new Date(t.dateTime).toISOString()])")
+        assert times, f"{path} shows no time"
+        for stamp, text, instant in times:
+            # The instant in UTC, whatever the reader's zone, with the zone written.
+            assert text == instant[:19].replace("T", " ") + " UTC", (path, stamp, text)
+        # No time without its zone: every date and time of the text is a <time>'s.
+        body = await reader.page.locator("main").inner_text()
+        shown = re.findall(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2})?(?: UTC)?", body)
+        assert shown and all(found.endswith(" UTC") for found in shown), (path, shown)
+        assert len(shown) == len(times), (path, shown, times)
+        await reader.shot(f"zones-{path.strip('/').replace('/', '-') or 'home'}")
+    assert reader.unexpected() == []
 
 
 async def test_pages_fit_a_phone(site: Site, browser: Browser) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 from collections.abc import AsyncIterator
 from typing import Any
@@ -53,6 +54,28 @@ async def test_every_page_answers_with_html_and_strict_headers(
         assert "script-src 'self'" in csp and "unsafe-inline" not in csp, path
         assert headers["X-Content-Type-Options"] == "nosniff"
         assert "<script>" not in text.replace('<script src="/static/', ""), path
+
+
+TIME = re.compile(r'<time datetime="([^"]*)">([^<]*)</time>')
+DATE_AND_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}")
+
+
+async def test_every_time_a_page_shows_is_utc_and_says_so(
+        site: Site, http: aiohttp.ClientSession) -> None:
+    games = (await api(http, site, "/api/games?limit=5"))["games"]
+    bots = (await api(http, site, "/api/bots?all=1"))["bots"][:5]
+    paths = ["/", "/tournaments/1", *(f"/bots/{b['id']}" for b in bots),
+             *(f"/games/{g['id']}" for g in games)]
+    for path in paths:
+        status, text, _ = await fetch(http, site, path)
+        assert status == 200, path
+        times = TIME.findall(text)
+        assert times, f"{path} shows no time"
+        for stamp, shown in times:
+            assert re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z", stamp), stamp
+            assert shown == f"{stamp[:10]} {stamp[11:19]} UTC", (path, stamp, shown)
+        # Nothing else on the page reads as a date and time.
+        assert DATE_AND_TIME.findall(TIME.sub("", text)) == [], path
 
 
 async def test_a_hostile_name_description_and_website_stay_text(

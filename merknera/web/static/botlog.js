@@ -12,7 +12,15 @@
   var entries = document.getElementById("log-entries");
   var signout = document.getElementById("log-signout");
 
-  function when(stamp) { return String(stamp || "").replace("T", " ").slice(0, 19); }
+  /* A stored time as every page shows one: in UTC, with the zone written (site.py's
+     "when"). */
+  function when(stamp) {
+    var time = document.createElement("time");
+    time.className = "when";
+    time.dateTime = String(stamp || "");
+    time.textContent = time.dateTime.replace("T", " ").slice(0, 19) + " UTC";
+    return time;
+  }
 
   function load(token) {
     status.textContent = "Loading…";
@@ -35,10 +43,7 @@
         status.textContent = reply.body.log.length + " entries, newest first.";
         reply.body.log.forEach(function (entry) {
           var item = document.createElement("li");
-          var stamp = document.createElement("span");
-          stamp.className = "when";
-          stamp.textContent = when(entry.created_at);
-          item.appendChild(stamp);
+          item.appendChild(when(entry.created_at));
           if (entry.game_id) {
             var link = document.createElement("a");
             link.href = "/games/" + Number(entry.game_id);
