@@ -24,7 +24,7 @@ run: $(STAMP)
 
 ## make test: the whole test suite, then ruff and mypy --strict
 test: test-packages $(STAMP)
-	MERKNERA_CHROMIUM='$(CHROMIUM)' $(PY) -m pytest -q
+	MERKNERA_CHROMIUM='$(CHROMIUM)' $(PY) -m pytest -q -n auto
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 
