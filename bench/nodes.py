@@ -3,7 +3,7 @@
     .venv/bin/python bench/nodes.py [--bots 8] [--duration 20] [--warmup 5] [--setups ...]
 
 Each setup is a fresh store (a temporary SQLite file, or a new database on one throwaway
-PostgreSQL cluster, ``tests/postgres_support.py``) served by real ``merknera serve``
+PostgreSQL cluster, ``tests/support/postgres.py``) served by real ``merknera serve``
 processes with the ladder on, and the same ``--bots`` reference tic-tac-toe bots
 (``python -m bots.tictactoe --strategy random``, no delay: they answer at once), started
 anew for each setup and registered at the first node.  Once the registration round robin
@@ -52,7 +52,7 @@ import psycopg
 # throwaway cluster's helpers live in tests/, which the editable install does not map.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.postgres_support import Cluster, start_cluster
+from tests.support.postgres import Cluster, start_cluster
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -13,15 +13,15 @@ from pytest_aiohttp import AiohttpClient
 from merknera.app import Platform, build_app
 from merknera.config import CallSettings, Config, GameRules, LivenessSettings, StoreSettings
 from merknera.store import Database, users
-from tests.postgres_support import Cluster, start_cluster
 from tests.support import Arena
+from tests.support.postgres import Cluster, start_cluster
 
 collect_ignore_glob = ["plugin_example/*"]
 """The worked example of a game plugin is a distribution of its own, whose tests run in
 the virtual environment it is installed into (tests/e2e/test_e2e_plugin.py)."""
 
 # check_golden's assertions show pytest's diff of the transcripts, as asserts in tests do.
-pytest.register_assert_rewrite("tests.golden")
+pytest.register_assert_rewrite("tests.support.golden")
 
 
 @pytest.fixture(scope="session")

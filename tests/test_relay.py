@@ -17,8 +17,8 @@ from merknera.games import SeatResult, Termination
 from merknera.protocol.faults import FaultKind
 from merknera.relay import CUT, MAX_PAYLOAD, EventRelay, decode, encode
 from merknera.store.bots import BotStatus
-from tests.postgres_support import Cluster
 from tests.support import until
+from tests.support.postgres import Cluster
 
 WAIT = 30.0
 """A safety net for every wait: the tests never depend on how fast anything is."""

@@ -11,7 +11,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.bot_process import PATIENCE, bot_process, ready_line
+from tests.support.bot_process import PATIENCE, bot_process, ready_line
 
 NOUGHTS_STATE = {"players": ["me", "you"], "nextPlayer": "you", "complete": False,
                  "board": [["X", "", ""], ["", "", ""], ["", "", ""]],

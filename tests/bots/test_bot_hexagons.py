@@ -37,7 +37,7 @@ from merknera.games.hexagons import (
     line_between,
     render,
 )
-from tests.bot_process import PATIENCE, bot_process, ready_line
+from tests.support.bot_process import PATIENCE, bot_process, ready_line
 
 GAME = Hexagons()
 

@@ -27,7 +27,7 @@ from bots.kalaha import (
     sow,
 )
 from merknera.games.kalaha import Board, Kalaha, Sow
-from tests.bot_process import PATIENCE, bot_process, ready_line
+from tests.support.bot_process import PATIENCE, bot_process, ready_line
 
 GAME = Kalaha()
 START: Position = (6,) * 6 + (0,) + (6,) * 6 + (0,)

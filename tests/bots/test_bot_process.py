@@ -13,7 +13,7 @@ from aiohttp import web
 from pytest_aiohttp import AiohttpServer
 
 from bots.kit import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
-from tests.bot_process import PATIENCE, bot_process, ready_line
+from tests.support.bot_process import PATIENCE, bot_process, ready_line
 
 SECRET = "cd" * 32
 

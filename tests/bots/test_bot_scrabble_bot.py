@@ -29,7 +29,7 @@ from bots.scrabble_check import check_play
 from bots.scrabble_files import BoardLayout, LetterSet
 from bots.scrabble_lexicon import Lexicon, Move, Position, Tile
 from bots.scrabble_movegen import generate_moves
-from tests.bot_process import bot_process, ready_line
+from tests.support.bot_process import bot_process, ready_line
 
 REPO = Path(__file__).resolve().parents[2]
 ASSETS = REPO / "assets" / "scrabble"

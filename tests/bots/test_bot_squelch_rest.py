@@ -18,7 +18,7 @@ from pytest_aiohttp import AiohttpClient, AiohttpServer
 from bots.kit import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
 from bots.launcher import register
 from bots.squelch_rest import MAX_BODY, SquelchRestBot
-from tests.bot_process import PATIENCE, bot_process, ready_line
+from tests.support.bot_process import PATIENCE, bot_process, ready_line
 
 Client = TestClient[Any, Any]
 SECRET = "ef" * 32

@@ -13,7 +13,7 @@ from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
 from bots.squelch import make_bot
-from tests.bot_process import PATIENCE, bot_process, ready_line
+from tests.support.bot_process import PATIENCE, bot_process, ready_line
 
 Client = TestClient[Any, Any]
 

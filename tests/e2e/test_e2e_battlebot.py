@@ -1,5 +1,5 @@
 """Battlebot's WebSocket clients end to end: the platform with its Battlebot listener, and
-clients of both of Battlebot's protocols (``tests/battlebot_client.py``) and the reference
+clients of both of Battlebot's protocols (``tests/support/battlebot_client.py``) and the reference
 JSON-RPC bots, all real processes.
 
 The well-behaved client plays the first empty cell, row by row (Numberwang: adds 2), so in
@@ -16,7 +16,8 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.battlebot_support import (
+from tests.e2e.harness import E2E
+from tests.support.battlebot import (
     ClientRun,
     finish,
     run_clients,
@@ -24,7 +25,6 @@ from tests.battlebot_support import (
     start_listener,
     throwaway_ca,
 )
-from tests.e2e.harness import E2E
 
 
 def _final(run: ClientRun) -> dict[str, Any]:

@@ -15,8 +15,8 @@ from typing import Any
 
 import aiohttp
 
-from tests.battlebot_support import run_clients, start_listener
 from tests.e2e.harness import E2E
+from tests.support.battlebot import run_clients, start_listener
 
 IDLE_SOCKETS = 1000
 IDLE_ADDRESSES = 16

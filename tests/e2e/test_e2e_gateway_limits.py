@@ -11,8 +11,8 @@ import json
 import aiohttp
 
 from tests.e2e.harness import E2E
-from tests.hexagons_support import start_listener
-from tests.kalaha_support import kalaha_bot, start_kalaha
+from tests.support.hexagons import start_listener
+from tests.support.kalaha import kalaha_bot, start_kalaha
 
 
 async def test_a_match_client_that_left_is_not_paired(e2e: E2E) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 import aiohttp
 
 from tests.e2e.harness import E2E
-from tests.hexagons_support import create_game, finish_all, start_client, start_listener
+from tests.support.hexagons import create_game, finish_all, start_client, start_listener
 
 
 async def _join_from(address: str, url: str, handle: str, name: str) -> tuple[int, str]:

@@ -1,5 +1,5 @@
 """The MebiPenny 2011 hexagons server's clients end to end: the platform with its hexagons
-listener, clients written from the protocol notes (``tests/hexagons_client.py``, with their
+listener, clients written from the protocol notes (``tests/support/hexagons_client.py``, with their
 own board geometry) and a reference JSON-RPC Hexagons bot, all real processes, and the
 SQLite file the platform writes.
 
@@ -15,7 +15,7 @@ from collections import Counter
 from typing import Any
 
 from tests.e2e.harness import E2E
-from tests.hexagons_support import (
+from tests.support.hexagons import (
     HexRun,
     call,
     create_game,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.e2e.harness import E2E
-from tests.kalaha_support import kalaha_bot, start_kalaha
+from tests.support.kalaha import kalaha_bot, start_kalaha
 
 
 async def test_a_person_thinking_holds_no_place_in_play(e2e: E2E) -> None:

@@ -11,7 +11,7 @@ import uuid
 from typing import Any
 
 from tests.e2e.harness import E2E
-from tests.kalaha_support import (
+from tests.support.kalaha import (
     PIT_RANGE,
     PITS,
     PLAYERS,

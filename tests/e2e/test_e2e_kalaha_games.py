@@ -2,7 +2,7 @@
 by its UUID, unrated while the anonymous guest holds a seat), a person plays the reference
 Kalaha bot through PUTs, a person who stops moving loses on time, and a finished board is
 rebuilt from the store after a restart.  States are checked against the rules' copy in
-``tests/kalaha_support.py``, move by move.
+``tests/support/kalaha.py``, move by move.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.harness import ADMIN_TOKEN, E2E
-from tests.kalaha_support import (
+from tests.support.kalaha import (
     GAME,
     PLAYERS,
     Position,

@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from tests.e2e.harness import ADMIN_TOKEN, E2E, LISTENING, PLATFORM_OPTIONS, PlatformProcess
-from tests.postgres_support import Cluster
+from tests.support.postgres import Cluster
 
 LEASE = "3"
 BOTS = 6

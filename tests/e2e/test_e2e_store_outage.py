@@ -27,8 +27,8 @@ from merknera.protocol import jsonrpc
 from merknera.scheduler.coordinator import LOCK as COORDINATOR_LOCK
 from merknera.store.db import RETRY_AFTER, StoreUnavailableError
 from tests.e2e.harness import ADMIN_TOKEN, E2E
-from tests.postgres_support import Cluster, start_cluster
 from tests.support import free_port
+from tests.support.postgres import Cluster, start_cluster
 
 SPRING_KEYS = {"timestamp", "status", "error", "message", "path"}
 """The keys of Spring Boot's error body (the Kalaha board API's refusals)."""

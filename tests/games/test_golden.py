@@ -1,4 +1,4 @@
-"""The golden playthrough of every registered game (``tests/golden.py``): it matches its
+"""The golden playthrough of every registered game (``tests/support/golden.py``): it matches its
 golden file, it is deterministic, and the file's recorded moves replay to the same
 transcript, so the golden game is a real game."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from merknera.games import REGISTRY
-from tests.golden import check_golden, golden_game, playthrough, recorded_moves, replayed
+from tests.support.golden import check_golden, golden_game, playthrough, recorded_moves, replayed
 
 GAMES = sorted(REGISTRY)
 

@@ -28,7 +28,7 @@ from merknera.games.hexagons import (
     line_between,
     line_count,
 )
-from tests.golden import golden_played
+from tests.support.golden import golden_played
 
 GAME = Hexagons()
 PLAYERS = ("amy", "bob")

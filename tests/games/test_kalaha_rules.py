@@ -22,7 +22,7 @@ from merknera.games.kalaha import (
     Sow,
     longest_quiet_chain,
 )
-from tests.golden import golden_played
+from tests.support.golden import golden_played
 
 GAME = Kalaha()
 NEW = Board()

@@ -30,8 +30,8 @@ from merknera.games.scrabble import (
     move_bound,
     score_play,
 )
-from tests.golden import golden_played
-from tests.scrabble_support import (
+from tests.support.golden import golden_played
+from tests.support.scrabble import (
     BLANK_E,
     EMPTY_BOARD,
     FILES,

@@ -25,8 +25,8 @@ from merknera.games.scrabble import (
     ScrabbleState,
     score_play,
 )
-from tests.scrabble_support import ACROSS, DOWN, FILES, PLAYERS, at
-from tests.scrabble_support import GAME as REAL
+from tests.support.scrabble import ACROSS, DOWN, FILES, PLAYERS, at
+from tests.support.scrabble import GAME as REAL
 
 
 def small(*words: str) -> Scrabble:

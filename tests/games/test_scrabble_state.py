@@ -23,7 +23,7 @@ from merknera.games.scrabble import (
     ScrabbleState,
 )
 from merknera.games.scrabble.bag import put_back
-from tests.scrabble_support import ACROSS, FILES, GAME, HOUSE, PLAYERS, board
+from tests.support.scrabble import ACROSS, FILES, GAME, HOUSE, PLAYERS, board
 
 # -- new games, seats, bag, determinism -----------------------------------------------------------
 

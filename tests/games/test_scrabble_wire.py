@@ -15,7 +15,7 @@ import pytest
 
 from merknera.games.base import JSON, IllegalMoveError, InvalidMoveError
 from merknera.games.scrabble import Exchange, Pass, Placement, ScrabbleMove, ScrabbleState
-from tests.scrabble_support import BLANK_E, EMPTY_BOARD, GAME, HOUSE, OVER, RACK, tiles
+from tests.support.scrabble import BLANK_E, EMPTY_BOARD, GAME, HOUSE, OVER, RACK, tiles
 
 # -- parsing a bot's reply ------------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from merknera.games.squelch import (
     move_bound,
 )
 from merknera.games.testing import playout
-from tests.golden import golden_played
+from tests.support.golden import golden_played
 
 GAME = Squelch()
 NAMES = ("alice", "bob", "carol", "dave", "erin", "frank")

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from merknera import http1
-from tests.battlebot_support import throwaway_ca
 from tests.http1.support import (
     HEAD,
     CountingLookup,
@@ -28,6 +27,7 @@ from tests.http1.support import (
     soon,
 )
 from tests.support import until
+from tests.support.battlebot import throwaway_ca
 
 
 @pytest.mark.parametrize(("url", "tls", "host", "port", "host_header", "target"), [

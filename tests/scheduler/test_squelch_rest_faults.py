@@ -1,6 +1,6 @@
 """A bot of the Squelchbot REST API faults as a JSON-RPC bot does: the same stored faults,
 strikes and forfeits; a dropped connection is sent again, signed anew (see
-tests/squelch_rest_support.py)."""
+tests/support/squelch_rest.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from merknera.config import GameRules
 from merknera.protocol.faults import FaultKind
 from merknera.protocol.signing import TIMESTAMP_HEADER
 from tests.conftest import ArenaFactory
-from tests.squelch_rest_support import (  # noqa: F401 (same_short_matches: a fixture)
+from tests.support.squelch_rest import (  # noqa: F401 (same_short_matches: a fixture)
     DROP,
     GENEROUS_LIMIT,
     REST_LIMIT,

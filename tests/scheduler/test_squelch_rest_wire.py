@@ -1,6 +1,6 @@
 """A bot of the Squelchbot REST API (``protocol: "squelch-rest"``) is called exactly as the
 spec says: the same values a JSON-RPC bot in its seat is sent, the ids in the path, every
-call signed, every call of the game routed (see tests/squelch_rest_support.py)."""
+call signed, every call of the game routed (see tests/support/squelch_rest.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from merknera.games.squelch import SquelchCall
 from merknera.seats import Notifier
 from merknera.seats.squelch_rest import SquelchRestCarrier
 from tests.conftest import ArenaFactory
-from tests.squelch_rest_support import (  # noqa: F401 (same_short_matches: a fixture)
+from tests.support.squelch_rest import (  # noqa: F401 (same_short_matches: a fixture)
     ROUTES,
     RPC_ONLY,
     SELF_NAME,

@@ -21,9 +21,9 @@ from merknera.games import JSON
 from merknera.store import Database, ratings
 from merknera.store.db import POSTGRESQL_URL, migrations
 from tests.conftest import ArenaFactory
-from tests.postgres_support import Cluster
 from tests.store.test_migrations_every_version import store_of_version
 from tests.support import Arena, ScriptedBot, until
+from tests.support.postgres import Cluster
 
 PATIENCE = 60.0
 ATTEMPTS = 5

@@ -24,7 +24,7 @@ from merknera.store import tournaments as tournament_store
 from merknera.store.copy import copy
 from merknera.store.db import Connection
 from merknera.store.postgres import connect_sync
-from tests.postgres_support import Cluster
+from tests.support.postgres import Cluster
 
 ORDER = {
     "users": "id", "tokens": "id", "bots": "id", "tournaments": "id", "games": "id",

@@ -18,8 +18,8 @@ from merknera import cli
 from merknera.scheduler.leases import Leases
 from merknera.store import Database, StoreError, node_lock, users
 from merknera.store.copy import CopyError, copy
-from tests.postgres_support import Cluster
 from tests.store.test_copy import ORDER, Arena, check_copied, dump, pg_rows, populate
+from tests.support.postgres import Cluster
 
 
 async def heartbeat_only(url: str) -> None:

@@ -1,11 +1,11 @@
-"""The tests' throwaway PostgreSQL cluster (tests/postgres_support.py): it starts from
+"""The tests' throwaway PostgreSQL cluster (tests/support/postgres.py): it starts from
 nothing, serves SQL over TCP to the user the tests know, and leaves nothing behind."""
 
 from __future__ import annotations
 
 import subprocess
 
-from tests.postgres_support import start_cluster
+from tests.support.postgres import start_cluster
 
 
 def test_a_throwaway_cluster_serves_and_goes_away() -> None:

@@ -9,7 +9,7 @@ import contextlib
 
 from merknera.store import Database, users
 from merknera.store.db import StoreUnavailableError
-from tests.postgres_support import Cluster
+from tests.support.postgres import Cluster
 
 
 async def test_the_store_connects_again_after_the_server_ended_its_connections(

@@ -22,7 +22,7 @@ import pytest
 from merknera.store import Database
 from merknera.store.db import migrations
 from merknera.store.postgres import PgConnection, connect_sync
-from tests.postgres_support import Cluster
+from tests.support.postgres import Cluster
 
 KINDS = {"INTEGER": "integer", "REAL": "real", "TEXT": "text",  # SQLite's declared types
          "bigint": "integer", "integer": "integer", "double precision": "real", "text": "text"}

@@ -1,4 +1,4 @@
-"""Running Battlebot clients (``tests/battlebot_client.py``) as processes against a
+"""Running Battlebot clients (``tests/support/battlebot_client.py``) as processes against a
 platform with its Battlebot listener, and reading what they printed."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 from tests.e2e.harness import E2E, REPO, Child
 from tests.support import free_port
 
-CLIENT = str(REPO / "tests" / "battlebot_client.py")
+CLIENT = str(REPO / "tests" / "support" / "battlebot_client.py")
 
 CLIENT_PATIENCE = 90.0
 """Seconds a client process may run before the test gives up on it (a safety net)."""

@@ -44,10 +44,10 @@ from merknera.games.scrabble import Scrabble
 from merknera.games.scrabble import render as render_scrabble_board
 from merknera.games.squelch import Choice, SquelchState
 from merknera.games.squelch import render as render_squelch
-from tests.scrabble_support import best_play
 from tests.support import configured
+from tests.support.scrabble import best_play
 
-GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
+GOLDEN_DIR = Path(__file__).resolve().parents[1] / "golden"
 """Where the golden files live (``tests/golden``)."""
 REGENERATE = "MERKNERA_REGENERATE_GOLDEN"
 """The environment variable that, set to ``1``, makes :func:`check_golden` rewrite files."""

@@ -1,4 +1,4 @@
-"""Running MebiPenny hexagons clients (``tests/hexagons_client.py``) as processes against a
+"""Running MebiPenny hexagons clients (``tests/support/hexagons_client.py``) as processes against a
 platform with its hexagons listener, following what they print as they run, and the tests'
 own requests to the listener."""
 
@@ -13,7 +13,7 @@ from typing import Any
 from tests.e2e.harness import E2E, REPO, Child
 from tests.support import free_port
 
-CLIENT = str(REPO / "tests" / "hexagons_client.py")
+CLIENT = str(REPO / "tests" / "support" / "hexagons_client.py")
 
 CLIENT_PATIENCE = 90.0
 """Seconds a client process may run, or an awaited event take, before the test gives up on

@@ -28,7 +28,7 @@ from merknera.games.scrabble import (
     score_play,
 )
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets" / "scrabble"
+ASSETS = Path(__file__).resolve().parents[2] / "assets" / "scrabble"
 FILES = {
     "gameboard": (ASSETS / "board-standard.json").read_bytes(),
     "dictionary": (ASSETS / "dictionary-english.txt").read_bytes(),

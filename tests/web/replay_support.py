@@ -21,8 +21,8 @@ from merknera.store.games import GameStatus
 from merknera.store.results import ReplayStart
 from merknera.web import replay
 from merknera.web.replay import GameHeader, Replayer, States
-from tests.golden import golden_game, recorded_moves
 from tests.support import configured
+from tests.support.golden import golden_game, recorded_moves
 
 SEED = 5
 FAULT_EVERY = 9
