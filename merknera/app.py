@@ -23,6 +23,7 @@ from merknera.gateways.kalaha import KalahaGateway
 from merknera.gateways.tables import Tables
 from merknera.guard import GUARD_KEY, Guard, crosssite, limits
 from merknera.hosts import host_port
+from merknera.metrics import Metrics
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.relay import EventRelay
 from merknera.rpc import RpcService, refusal
@@ -41,7 +42,7 @@ from merknera.seats import Carriers, JsonRpcCarrier, Notifier, SquelchRestCarrie
 from merknera.seats.polled import PolledHolder
 from merknera.store import Database, ratings
 from merknera.store.postgres import redacted
-from merknera.web import admin, api, live, nodes, openapi, pages, play, site
+from merknera.web import admin, api, health, live, metrics, nodes, openapi, pages, play, site
 from merknera.web.replays import Replays
 from merknera.work import Work
 
@@ -56,7 +57,11 @@ class Platform:
         self.events = EventBus()
         self.guard = Guard(config)
         """The per-client limits of every listener."""
-        self.work = Work(per_client=self.config.limits.max_heavy_per_client)
+        self.metrics = Metrics(self.guard.connections, self.guard.refusals)
+        """What the platform measures (``GET /metrics``)."""
+        self.events.watch(self.metrics.observe)
+        self.work = Work(per_client=self.config.limits.max_heavy_per_client,
+                         refusals=self.guard.refusals)
         """Where answers that cost more than a few milliseconds of CPU are made, off the
         event loop and bounded (replays, game logs, stored gateway games)."""
         self.replays = Replays(self.work)
@@ -133,6 +138,7 @@ class Platform:
                         "not max_connections = %d", self.budget.limit, self.budget.inbound,
                         self.config.limits.max_connections)
         self._db = await Database.open(self.config.store.db)
+        self._db.on_batch = self.metrics.batch_written
         names.prepare()
         # A database from before ratings existed gets its ratings computed once.
         rebuilt = await ratings.rebuild_if_needed(self._db)
@@ -156,6 +162,7 @@ class Platform:
         address = f"http://{host_port(host, self.config.listeners.port)}"
         lease = self.config.scheduling.lease_seconds
         self.leases = Leases(self._db, node_name(address), address, lease)
+        self.metrics.read_from(self._db, self.leases, list(self.games))
         alone = self._db.backend == "sqlite"  # one node to a file (store/node_lock.py)
         if alone:
             await self.leases.only_node()
@@ -170,7 +177,7 @@ class Platform:
                       Slots(scheduling.concurrency, scheduling.owner_share), self.games,
                       self.assets, readiness, self.leases)
         self._scheduler = Scheduler(arena)
-        self._registrar = Registrar(self._scheduler, self.guard.auth)
+        self._registrar = Registrar(self._scheduler, self.guard.auth, self.guard.refusals)
         self._rpc = RpcService(self._registrar, self.guard)
         ready = ReadyService(self._db, self.assets, readiness, self.guard.auth)
         for game in self.games.values():
@@ -181,7 +188,8 @@ class Platform:
         self.discipline = Discipline(self._scheduler)
         self.tournaments = Director(self._scheduler)
         self.battlebot.start(self._scheduler, self.discipline, self.guard)
-        self._tables = Tables(self._scheduler, self.guests, self.work, self.guard.auth)
+        self._tables = Tables(self._scheduler, self.guests, self.work, self.guard.auth,
+                              self.guard.refusals)
         self.hexagons.start(self._tables, self.guard)
         self.kalaha.start(self._tables, self.guard)
         await presence.start(alone=alone)
@@ -314,6 +322,8 @@ def build_app(config: Config, platform: Platform | None = None) -> web.Applicati
     app[admin.OPS_KEY] = lambda: platform
     app[live.EVENTS_KEY] = platform.events
     app[play.TABLES_KEY] = lambda: platform.tables
+    app[metrics.METRICS_KEY] = platform.metrics
+    app[metrics.NETWORKS_KEY] = config.metrics.ip_networks
     streams = app[live.STREAMS_KEY] = live.Streams()
     app.on_shutdown.append(streams.close_all)
     site.setup(app)
@@ -342,6 +352,8 @@ def build_app(config: Config, platform: Platform | None = None) -> web.Applicati
     app.router.add_routes(nodes.routes)
     app.router.add_routes(pages.routes)
     app.router.add_routes(play.routes)
+    app.router.add_routes(health.routes)
+    app.router.add_routes(metrics.routes)
     return app
 
 

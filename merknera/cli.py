@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from merknera import accounts_cli, logfilter, loop
+from merknera import accounts_cli, logformat, loop
 from merknera.assets import AssetError
 from merknera.config import ConfigError, add_config_arguments, load_config, overrides_from_args
 from merknera.games import PLUGIN_PROBLEMS
@@ -310,9 +310,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"merknera: configuration error: {exc}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=config.log.level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logfilter.install()
+    logformat.configure(config.log)
     for problem in PLUGIN_PROBLEMS:  # skipped; the platform starts without them
         logging.getLogger("merknera.games.plugins").warning("%s", problem)
     try:

@@ -408,6 +408,38 @@ class LogSettings(Settings):
 
     level: str = setting("INFO", "Logging level of the platform process.",
                          choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
+    format: str = setting("text", "How each log line is written: text (a UTC time, the "
+                          "level, the logger and the message), or json (one JSON object a "
+                          "line: time, level, logger, message, and game_id and bot_id where "
+                          "known).", choices=("TEXT", "JSON"))
+    access: bool = setting(False, "Log every HTTP request of every listener (the logger "
+                           "merknera.access, at INFO): the client's address, the request "
+                           "line, the status, the size, the seconds taken, the referrer and "
+                           "the user agent.")
+
+    @property
+    def json(self) -> bool:
+        """Whether the log lines are JSON objects (``format = "json"``)."""
+        return self.format.upper() == "JSON"
+
+
+@dataclass(frozen=True)
+class MetricsSettings(Settings):
+    """Who may read the platform's metrics (GET /metrics, in Prometheus' text format):
+    the admin token, or clients in these networks."""
+
+    KEY_PREFIX: ClassVar[str] = "metrics_"
+
+    networks: tuple[str, ...] = setting(
+        ("127.0.0.0/8", "::1/128"),
+        "Networks (CIDR) whose clients may read GET /metrics without a token (a Prometheus "
+        "server's); anybody else needs the admin token (Authorization: Bearer).",
+        metavar="CIDR,...")
+
+    @property
+    def ip_networks(self) -> tuple[IPNetwork, ...]:
+        """``networks`` parsed."""
+        return tuple(ipaddress.ip_network(net, strict=False) for net in self.networks)
 
 
 @dataclass(frozen=True)
@@ -428,6 +460,7 @@ class Config:
     kalaha: KalahaSettings = field(default_factory=KalahaSettings)
     guests: GuestSettings = field(default_factory=GuestSettings)
     log: LogSettings = field(default_factory=LogSettings)
+    metrics: MetricsSettings = field(default_factory=MetricsSettings)
 
     games: Mapping[str, GameRules] = field(default_factory=dict)
     """Per-game rules, by mnemonic; a game without its own plays by :attr:`rules`."""
@@ -616,11 +649,13 @@ def _validate(config: Config) -> Config:
             raise ConfigError(f"kalaha_origins: {origin!r} is not an origin (scheme://host"
                               "[:port] with the scheme http or https, and nothing after, "
                               "as a browser names a page's origin)")
-    for net in config.calls.allowed_networks:
-        try:
-            ipaddress.ip_network(net, strict=False)
-        except ValueError as exc:
-            raise ConfigError(f"allowed_networks: {net!r} is not a network ({exc})") from None
+    for name, networks in (("allowed_networks", config.calls.allowed_networks),
+                           ("metrics_networks", config.metrics.networks)):
+        for net in networks:
+            try:
+                ipaddress.ip_network(net, strict=False)
+            except ValueError as exc:
+                raise ConfigError(f"{name}: {net!r} is not a network ({exc})") from None
     return config
 
 

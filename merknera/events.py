@@ -2,7 +2,8 @@
 
 Publishing never blocks: a listener that falls behind loses its oldest events.  A bus may
 also hand its own events to one forwarder (:attr:`EventBus.forward`: the relay to the other
-nodes, :mod:`merknera.relay`), which must not block either.
+nodes, :mod:`merknera.relay`) and to watchers that miss none (:meth:`EventBus.watch`: the
+metrics), which must not block either.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from merknera.games.base import JSON, SeatResult, Termination
+from merknera.protocol.bot_protocols import BotProtocol
 from merknera.protocol.faults import FaultKind
 from merknera.store.bots import BotStatus
 
@@ -48,6 +50,11 @@ class MovePlayed:
     seat: int
     move: JSON
     fault: FaultKind | None = None
+    latency: float | None = None
+    """Seconds the seat's call took, from its request to its whole reply (None when no
+    call was made: a chance move)."""
+    protocol: BotProtocol | None = None
+    """The protocol the seat's call was made in (None when no call was made)."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,7 @@ class EventBus:
         """Called with every event published with ``forward`` (this node's own events), after
         the listeners have it; it must return at once and not raise (it runs in
         :meth:`publish`, on the game runners' path)."""
+        self._watchers: list[Callable[[Event], None]] = []
 
     def publish(self, event: Event, *, forward: bool = True) -> None:
         """Hand an event to every listener it concerns, dropping a full queue's oldest, then
@@ -84,8 +92,17 @@ class EventBus:
         if not isinstance(event, BotStatusChanged):
             for queue in self._by_game.get(event.game_id, ()):
                 _put(queue, event)
-        if forward and self.forward is not None:
-            self.forward(event)
+        if forward:
+            for watcher in self._watchers:
+                watcher(event)
+            if self.forward is not None:
+                self.forward(event)
+
+    def watch(self, watcher: Callable[[Event], None]) -> None:
+        """Call ``watcher`` with every event of this node's own (those published with
+        ``forward``), none dropped; like :attr:`forward`, it must return at once and not
+        raise."""
+        self._watchers.append(watcher)
 
     @contextlib.asynccontextmanager
     async def listen(self, game_id: int | None = None) -> AsyncIterator[asyncio.Queue[Event]]:

@@ -40,6 +40,7 @@ import psycopg
 
 from merknera.events import BotStatusChanged, Event, EventBus, GameFinished, MovePlayed
 from merknera.games.base import SeatResult, Termination
+from merknera.protocol.bot_protocols import BotProtocol
 from merknera.protocol.faults import FaultKind
 from merknera.store.bots import BotStatus
 from merknera.store.postgres import redacted
@@ -324,11 +325,14 @@ def decode(payload: str) -> tuple[str, Event]:
             bot_ids=tuple(int(bot) for bot in fields["bot_ids"]),
             at_fault=tuple(int(bot) for bot in fields["at_fault"]))
     elif kind is MovePlayed:
-        fault = fields["fault"]
+        fault, latency, protocol = (fields["fault"], fields.get("latency"),
+                                    fields.get("protocol"))
         event = MovePlayed(
             game_id=int(fields["game_id"]), seq=int(fields["seq"]), seat=int(fields["seat"]),
             move=None if message.get("move_dropped") else fields["move"],
-            fault=None if fault is None else FaultKind(fault))
+            fault=None if fault is None else FaultKind(fault),
+            latency=None if latency is None else float(latency),
+            protocol=None if protocol is None else BotProtocol(protocol))
     else:
         event = BotStatusChanged(bot_id=int(fields["bot_id"]), name=str(fields["name"]),
                                  status=BotStatus(fields["status"]))

@@ -20,6 +20,7 @@ from merknera.app import Platform, build_app
 from merknera.config import Config
 from merknera.guard import GuardedListener
 from merknera.hosts import host_port
+from merknera.logformat import access_options
 from merknera.store import node_lock
 from merknera.store.postgres import redacted
 
@@ -39,6 +40,11 @@ def bind(host: str, port: int) -> socket.socket:
     sock.listen(512)
     sock.setblocking(False)
     return sock
+
+
+MAIN_LISTENER = "main"
+"""The name the main listener's connections are counted under (the gateways' are named by
+their gateway: ``battlebot``, ``hexagons``, ``kalaha``)."""
 
 
 def gateway_ports(config: Config) -> dict[str, int]:
@@ -67,22 +73,23 @@ async def _running(config: Config) -> AsyncIterator[tuple[Config, Platform]]:
         key: gateway_sock.getsockname()[1] for key, gateway_sock in gateway_socks.items()})
     platform = Platform(config)
     platform.battlebot.tls()  # before start-up: a bad certificate stops it at once
-    runner = web.AppRunner(build_app(config, platform), access_log=None, handle_signals=False,
-                           shutdown_timeout=2.0, **platform.guard.runner_options())
+    options = {**access_options(config.log), **platform.guard.runner_options()}
+    runner = web.AppRunner(build_app(config, platform), handle_signals=False,
+                           shutdown_timeout=2.0, **options)
     gateways: list[web.AppRunner] = []
     listeners: list[GuardedListener] = []
     try:
         await runner.setup()
-        listeners.append(platform.guard.listener(runner, sock))
+        listeners.append(platform.guard.listener(runner, sock, name=MAIN_LISTENER))
         await listeners[-1].start()
         # After the platform's start-up (the main application's), which the listeners
         # need; stopped before it.
         for key, (app, tls) in platform.listeners().items():
-            gateway = web.AppRunner(app, access_log=None, handle_signals=False,
-                                    shutdown_timeout=2.0, **platform.guard.runner_options())
+            gateway = web.AppRunner(app, handle_signals=False, shutdown_timeout=2.0, **options)
             await gateway.setup()
             gateways.append(gateway)
-            listeners.append(platform.guard.listener(gateway, gateway_socks[key], tls))
+            listeners.append(platform.guard.listener(gateway, gateway_socks[key], tls,
+                                                     name=key.removesuffix("_port")))
             await listeners[-1].start()
         yield config, platform
     finally:

@@ -34,7 +34,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
 from typing import Any, TypeVar
 
-from merknera.refused import RefusedError
+from merknera.refused import Limit, Refusals, RefusedError
 from merknera.threads import as_helper
 
 T = TypeVar("T")
@@ -119,7 +119,8 @@ class Work:
 
     def __init__(self, workers: int = WORKERS, waiting: int = WAITING,
                  per_client: int = PER_CLIENT, places: int = PLACES,
-                 time_limit: float = TIME_LIMIT, wait_limit: float = WAIT_LIMIT) -> None:
+                 time_limit: float = TIME_LIMIT, wait_limit: float = WAIT_LIMIT,
+                 refusals: Refusals | None = None) -> None:
         self.workers = workers
         self.waiting = waiting
         self.per_client = per_client
@@ -128,6 +129,8 @@ class Work:
         self.wait_limit = wait_limit
         self.started = 0
         """Jobs started so far."""
+        self.refusals = Refusals() if refusals is None else refusals
+        """Where the work refused is counted."""
         self._executor: ThreadPoolExecutor | None = None
         self._slots: asyncio.Semaphore | None = None
         self._reads: asyncio.Semaphore | None = None
@@ -157,9 +160,11 @@ class Work:
             503 when :attr:`places` are held.
         """
         if client is not None and self._clients[client] >= self.per_client:
+            self.refusals.count(Limit.HEAVY_PER_CLIENT)
             raise BusyError(429, f"your address is waiting for {self.per_client} answers that "
                                  "take the platform a while to make; ask again once they came")
         if self._placed >= self.places:
+            self.refusals.count(Limit.BUSY)
             raise BusyError(503, _FULL)
         self._placed += 1
         if client is not None:
@@ -239,6 +244,7 @@ class Place:
         except TimeoutError:
             if not limit.expired():
                 raise
+            self._work.refusals.count(Limit.BUSY)
             raise BusyError(503, _FULL) from None
 
     @contextlib.asynccontextmanager
@@ -263,6 +269,7 @@ class Place:
         """
         work = self._work
         if work._held >= work.workers + work.waiting:
+            work.refusals.count(Limit.BUSY)
             raise BusyError(503, _FULL)
         slots, _ = work._semaphores()
         work._held += 1

@@ -34,3 +34,15 @@ async def test_a_full_queue_drops_its_oldest() -> None:
         for move in moves:
             bus.publish(move)
         assert [queue.get_nowait() for _ in range(2)] == moves[1:]
+
+
+async def test_a_watcher_hears_every_event_of_this_node_and_none_of_another() -> None:
+    bus = EventBus(backlog=1)
+    watched: list[Event] = []
+    bus.watch(watched.append)
+    own = [MovePlayed(1, seq, 0, {"position": seq}) for seq in (1, 2, 3)]
+    async with bus.listen():  # a listener that falls behind loses events; a watcher none
+        for event in own:
+            bus.publish(event)
+        bus.publish(MovePlayed(2, 1, 0, None), forward=False)  # another node's
+    assert watched == own

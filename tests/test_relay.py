@@ -14,6 +14,7 @@ import pytest
 
 from merknera.events import BotStatusChanged, Event, EventBus, GameFinished, MovePlayed
 from merknera.games import SeatResult, Termination
+from merknera.protocol.bot_protocols import BotProtocol
 from merknera.protocol.faults import FaultKind
 from merknera.relay import CUT, MAX_PAYLOAD, EventRelay, decode, encode
 from merknera.store.bots import BotStatus
@@ -133,6 +134,13 @@ def test_payloads_fit_a_notification() -> None:
         assert decode(payload)[0] == "a"
     # An event that cannot be cut to fit is not sent.
     assert encode("a", 1, BotStatusChanged(1, "x" * 10_000, BotStatus.ONLINE)) is None
+
+
+def test_a_move_keeps_its_calls_latency_and_protocol() -> None:
+    move = MovePlayed(7, 4, 1, {"position": 2}, None, 0.0125, BotProtocol.SQUELCH_REST)
+    payload = encode("a", 1, move)
+    assert payload is not None
+    assert decode(payload) == ("a", move)
 
 
 async def test_a_burst_arrives_whole_and_in_order(nodes: Nodes) -> None:

@@ -32,7 +32,7 @@ from merknera.guard.clients import network_key
 from merknera.guard.holdings import FullError, Holdings
 from merknera.guard.throttle import AuthThrottle, Buckets, RateLimitedError
 from merknera.names import Claim
-from merknera.refused import RefusedError
+from merknera.refused import Limit, Refusals, RefusedError
 from merknera.scheduler.core import Scheduler
 from merknera.scheduler.play import ReplayError, replay
 from merknera.seats.polled import PolledHold, PolledHolder
@@ -100,9 +100,10 @@ class Tables:
     """The games the gateways started for polling clients, by handle."""
 
     def __init__(self, scheduler: Scheduler, holder: PolledHolder, work: Work,
-                 auth: AuthThrottle) -> None:
+                 auth: AuthThrottle, refusals: Refusals) -> None:
         self._scheduler = scheduler
         self._auth = auth
+        self._refusals = refusals
         self._work = work
         self._kept: Cache[tuple[str, str], Stored] = Cache(STORED_KEPT)
         self._making: dict[Hashable, asyncio.Future[Any]] = {}
@@ -147,6 +148,7 @@ class Tables:
         def admit() -> None:
             wait = self._new_names.take(client)
             if wait > 0:
+                self._refusals.count(Limit.REGISTRATIONS)
                 raise GuestThrottledError(
                     "your address has made as many new player names as it may for now; "
                     f"play under one of them, or try again in {math.ceil(wait)} s", wait)
@@ -170,6 +172,7 @@ class Tables:
         """
         held, share = self._open.held(client), self._open.per_client
         if held >= share:
+            self._refusals.count(Limit.OPEN_GAMES_PER_CLIENT)
             raise RefusedError(429, f"your address holds {share} games open already; finish "
                                     "one first", 5.0)
 
@@ -348,8 +351,10 @@ class Tables:
         try:
             self._open.take(client, table, lambda: self._turn_out(table))
         except RateLimitedError as exc:
+            self._refusals.count(Limit.OPEN_GAMES_PER_CLIENT)
             raise RefusedError(429, exc.message, exc.retry_after) from None
         except FullError as exc:
+            self._refusals.count(Limit.OPEN_GAMES_FULL)
             raise RefusedError(503, str(exc), 5.0) from None
         try:
             table.game_id = await arena.db.transaction(create)

@@ -33,6 +33,7 @@ from merknera.guard.connections import ConnectionGuard, GuardedListener
 from merknera.guard.holdings import FullError, Holdings
 from merknera.guard.streams import Stream, StreamEndedError
 from merknera.guard.throttle import AuthThrottle, Buckets, RateLimitedError
+from merknera.refused import Limit, Refusals
 
 T = TypeVar("T")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -69,10 +70,13 @@ class Guard:
     def __init__(self, config: Config) -> None:
         self.config = config
         """Where the limits come from: the keys of the same names."""
+        self.refusals = Refusals()
+        """The clients each limit refused (these and the platform's other limits')."""
         self.connections = ConnectionGuard(config.limits.max_connections,
-                                           config.limits.max_connections_per_client)
+                                           config.limits.max_connections_per_client,
+                                           self.refusals)
         self.auth = AuthThrottle(config.limits.auth_failure_burst,
-                                 config.limits.auth_failure_interval)
+                                 config.limits.auth_failure_interval, self.refusals)
         self.requests = Buckets(config.limits.request_burst, 1.0 / config.limits.request_rate)
         """Requests per client: a client that sends more than its share is answered 429,
         so that one client cannot keep the event loop (whose lag every move deadline
@@ -97,6 +101,7 @@ class Guard:
         """
         wait = self.requests.take(self.client(request))
         if wait > 0:
+            self.refusals.count(Limit.REQUEST_RATE)
             raise too_many(RateLimitedError(
                 "too many requests from your address; slow down", wait))
 
@@ -125,10 +130,11 @@ class Guard:
                 "auto_decompress": False}
 
     def listener(self, runner: web.BaseRunner, sock: socket.socket,
-                 ssl_context: ssl.SSLContext | None = None) -> GuardedListener:
+                 ssl_context: ssl.SSLContext | None = None, name: str = "") -> GuardedListener:
         """A listener serving ``runner`` (set up) on the listening socket ``sock``, guarded,
-        over TLS when ``ssl_context`` is given."""
-        return GuardedListener(runner, sock, self.connections, ssl_context)
+        over TLS when ``ssl_context`` is given; its connections are counted under
+        ``name``."""
+        return GuardedListener(runner, sock, self.connections, ssl_context, name)
 
     @contextlib.contextmanager
     def stream(self, request: web.BaseRequest) -> Iterator[Stream]:
@@ -142,7 +148,14 @@ class Guard:
         """
         stream = Stream(request.transport, self.connections.gone(request),
                         self.config.limits.stream_send_timeout)
-        self.streams.take(self.client(request), stream, stream.turn_out)
+        try:
+            self.streams.take(self.client(request), stream, stream.turn_out)
+        except RateLimitedError:
+            self.refusals.count(Limit.STREAMS_PER_CLIENT)
+            raise
+        except FullError:
+            self.refusals.count(Limit.STREAMS_FULL)
+            raise
         try:
             yield stream
         finally:

@@ -18,13 +18,15 @@ import asyncio
 import json
 import socket
 import ssl
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Mapping
 
 from aiohttp import web
 
 from merknera.guard.clients import client_key
 from merknera.guard.holdings import FullError, Holdings
 from merknera.guard.throttle import RateLimitedError
+from merknera.refused import Limit, Refusals
 
 
 def _refusal(status: int, reason: str, message: str, retry_after: int) -> bytes:
@@ -42,11 +44,15 @@ _FULL = _refusal(503, "Service Unavailable", "too many connections; try again sh
 class ConnectionGuard:
     """Counts the connections of every listener it is installed on, and caps them."""
 
-    def __init__(self, total: int, per_client: int) -> None:
+    def __init__(self, total: int, per_client: int, refusals: Refusals | None = None) -> None:
         self.holdings: Holdings[asyncio.BaseTransport] = Holdings(total, per_client,
                                                                   "connections")
+        self.refusals = Refusals() if refusals is None else refusals
+        """Where the connections refused are counted."""
         self._closed: dict[asyncio.BaseTransport, asyncio.Future[None]] = {}
         """Each open connection's end."""
+        self._listening: Counter[str] = Counter()
+        """Open connections by the name of their listener."""
 
     @property
     def total(self) -> int:
@@ -66,12 +72,18 @@ class ConnectionGuard:
         """Connections one client holds open now."""
         return self.holdings.held(client)
 
-    def protocol_factory(self, inner: Callable[[], asyncio.Protocol]
-                         ) -> Callable[[], asyncio.Protocol]:
-        """A protocol factory for ``loop.create_server`` that guards ``inner``'s."""
-        return lambda: _GuardedProtocol(self, inner())
+    def open_by_listener(self) -> Mapping[str, int]:
+        """Connections open now, by the name of the listener that accepted them (every
+        listener that has accepted one, with 0 once they are closed)."""
+        return self._listening
 
-    def _admit(self, transport: asyncio.BaseTransport) -> bool:
+    def protocol_factory(self, inner: Callable[[], asyncio.Protocol], listener: str = ""
+                         ) -> Callable[[], asyncio.Protocol]:
+        """A protocol factory for ``loop.create_server`` that guards ``inner``'s; its
+        connections are counted under the name ``listener``."""
+        return lambda: _GuardedProtocol(self, inner(), listener)
+
+    def _admit(self, transport: asyncio.BaseTransport, listener: str) -> bool:
         peer = transport.get_extra_info("peername")
         client = client_key(peer[0] if isinstance(peer, tuple) and peer else None)
         try:
@@ -80,14 +92,19 @@ class ConnectionGuard:
             self.holdings.take(client, transport, transport.abort
                                if isinstance(transport, asyncio.Transport) else transport.close)
         except (RateLimitedError, FullError) as exc:
+            per_client = isinstance(exc, RateLimitedError)
+            self.refusals.count(Limit.CONNECTIONS_PER_CLIENT if per_client
+                                else Limit.CONNECTIONS_FULL)
             if isinstance(transport, asyncio.WriteTransport):
-                transport.write(_PER_CLIENT if isinstance(exc, RateLimitedError) else _FULL)
+                transport.write(_PER_CLIENT if per_client else _FULL)
             transport.close()
             return False
         self._closed[transport] = asyncio.get_running_loop().create_future()
+        self._listening[listener] += 1
         return True
 
-    def _release(self, transport: asyncio.BaseTransport) -> None:
+    def _release(self, transport: asyncio.BaseTransport, listener: str) -> None:
+        self._listening[listener] -= 1
         self.holdings.give_back(transport)
         closed = self._closed.pop(transport, None)
         if closed is not None and not closed.done():
@@ -105,19 +122,20 @@ class _GuardedProtocol(asyncio.Protocol):
     """Passes everything to aiohttp's protocol, once the guard has admitted the
     connection."""
 
-    def __init__(self, guard: ConnectionGuard, inner: asyncio.Protocol) -> None:
+    def __init__(self, guard: ConnectionGuard, inner: asyncio.Protocol, listener: str) -> None:
         self._guard = guard
         self._inner = inner
+        self._listener = listener
         self._transport: asyncio.BaseTransport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        if self._guard._admit(transport):
+        if self._guard._admit(transport, self._listener):
             self._transport = transport
             self._inner.connection_made(transport)
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._transport is not None:
-            self._guard._release(self._transport)
+            self._guard._release(self._transport, self._listener)
             self._inner.connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
@@ -146,8 +164,10 @@ class GuardedListener:
     """Connections the kernel queues before they are accepted (aiohttp's sites' default)."""
 
     def __init__(self, runner: web.BaseRunner, sock: socket.socket, guard: ConnectionGuard,
-                 ssl_context: ssl.SSLContext | None = None) -> None:
+                 ssl_context: ssl.SSLContext | None = None, name: str = "") -> None:
         self._runner, self._sock, self._guard, self._ssl = runner, sock, guard, ssl_context
+        self.name = name
+        """What its connections are counted under (:meth:`ConnectionGuard.open_by_listener`)."""
         self._server: asyncio.Server | None = None
 
     async def start(self) -> None:
@@ -159,7 +179,7 @@ class GuardedListener:
         if server is None:
             raise RuntimeError("the runner must be set up before its listener starts")
         self._server = await asyncio.get_running_loop().create_server(
-            self._guard.protocol_factory(server), sock=self._sock, ssl=self._ssl,
+            self._guard.protocol_factory(server, self.name), sock=self._sock, ssl=self._ssl,
             backlog=self.BACKLOG)
 
     def stop(self) -> None:

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from merknera.refused import retry_after_header
+from merknera.refused import Limit, Refusals, retry_after_header
 
 T = TypeVar("T")
 
@@ -100,11 +100,13 @@ class AuthThrottle:
     A client's attempts with a token are tried one after another (:meth:`attempt`), so
     that attempts sent side by side cannot all slip through before the first has failed;
     right tokens cost nothing.  While a client must wait, its requests with a token are
-    refused unread: it learns nothing from trying.
+    refused unread: it learns nothing from trying; each such refusal is counted in
+    ``refusals``.
     """
 
-    def __init__(self, burst: int, interval: float) -> None:
+    def __init__(self, burst: int, interval: float, refusals: Refusals | None = None) -> None:
         self._failures = Buckets(burst, interval)
+        self._refusals = Refusals() if refusals is None else refusals
         self._turns: dict[str, asyncio.Lock] = {}
         self._waiting: Counter[str] = Counter()
 
@@ -121,6 +123,7 @@ class AuthThrottle:
             async with turn:
                 wait = self._failures.wait(client)
                 if wait > 0:
+                    self._refusals.count(Limit.WRONG_TOKENS)
                     raise RateLimitedError(
                         "too many wrong tokens from your address; try again in "
                         f"{max(1, round(wait))} s", wait)

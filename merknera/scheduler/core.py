@@ -9,6 +9,7 @@ import functools
 import logging
 from collections.abc import Iterable
 
+from merknera.logcontext import about_game
 from merknera.scheduler.arena import Arena
 from merknera.scheduler.leases import OFFERS
 from merknera.scheduler.runner import GameRunner
@@ -96,8 +97,9 @@ class Scheduler:
                 continue
             if people:
                 self._people.add(game_id)
+            # In a context of its own: every line it logs names its game.
             task = asyncio.create_task(GameRunner(self.arena, game_id).run(),
-                                       name=f"game-{game_id}")
+                                       name=f"game-{game_id}", context=about_game(game_id))
             self._tasks[game_id] = task
             self._idle.clear()
             task.add_done_callback(functools.partial(self._done, game_id))

@@ -49,7 +49,7 @@ class Discipline:
         ended = await discipline.disable(self._arena.db, bot_id, by, reason)
         if ended is None:
             return False
-        log.info("bot %d disabled (%s): %s", bot_id, by, reason)
+        log.info("bot %d disabled (%s): %s", bot_id, by, reason, extra={"bot_id": bot_id})
         self._arena.presence.retired([bot_id])
         await self._scheduler.cancel(ended)
         return True

@@ -76,6 +76,8 @@ class Leases:
         self._offers = 0
         self._last_beat = 0.0
         """time.monotonic() of the last heartbeat (the scheduler's start makes the first)."""
+        self._stored_beat: float | None = None
+        """time.monotonic() of the start of the last heartbeat that was stored."""
         self._taking: dict[int, asyncio.Future[GameRecord | None]] = {}
         """Runners waiting in :meth:`take`, by game id, to be claimed together."""
 
@@ -211,6 +213,7 @@ class Leases:
             self.node, self.address, os.getpid(), self._started, wall, wall + self.seconds,
             self.coordinator, list(self._held), wall - self.seconds, wall - FORGET_NODES))
         renewed, taken, self.live_nodes = beat.renewed, beat.taken, beat.live_nodes
+        self._stored_beat = started
         for game_id in list(self._held):
             if game_id in renewed:
                 self._held[game_id] = started + self.seconds
@@ -218,6 +221,11 @@ class Leases:
                 del self._held[game_id]
         self._renewed.set()
         return taken
+
+    def heartbeat_age(self) -> float | None:
+        """Seconds since the last heartbeat that was stored began (None before the first):
+        past a lease, the other nodes may take this node's games."""
+        return None if self._stored_beat is None else time.monotonic() - self._stored_beat
 
     async def announce(self) -> None:
         """Store at once whether this node coordinates (``GET /api/nodes`` says so before

@@ -64,7 +64,10 @@ class MoveLog:
                 reply=None if reply is None or reply.reply is None
                 else reply.reply.decode("utf-8", errors="replace"),
                 latency_ms=None if reply is None else round(reply.latency * 1000, 3)))
-            published.append(MovePlayed(self._game_id, play.seq, seat, move, fault))
+            published.append(MovePlayed(
+                self._game_id, play.seq, seat, move, fault,
+                None if reply is None else reply.latency,
+                None if reply is None else play.bots[seat].protocol))
         queued = games.record_moves(self._db, self._game_id, rows, self._node)
         self._queued.append(queued)
         events = self._events

@@ -263,7 +263,8 @@ class Presence:
                 reply = await self._carriers.ping(pinged)
             except PlatformResourceError as exc:
                 # Says nothing about the bot: it keeps its state and is pinged again soon.
-                log.warning("could not ping bot %d: %s", bot_id, exc)
+                log.warning("could not ping bot %d: %s", bot_id, exc,
+                            extra={"bot_id": bot_id})
                 entry.next_ping = time.monotonic() + self._config.liveness.offline_retry_min
                 return entry.online.is_set()
         if self._bots.get(bot_id) is not entry:
@@ -314,7 +315,8 @@ class Presence:
             state = "online" if online else "offline"
             await logs.write(self._db, bot.id,
                              f"{bot.name} (version: {bot.version}) is {state}: {why}")
-            log.info("bot %s (%s) is %s: %s", bot.name, bot.version, state, why)
+            log.info("bot %s (%s) is %s: %s", bot.name, bot.version, state, why,
+                     extra={"bot_id": bot.id})
             self._events.publish(BotStatusChanged(
                 bot.id, bot.name, BotStatus.ONLINE if online else BotStatus.OFFLINE))
 

@@ -38,6 +38,7 @@ from merknera.protocol import jsonrpc, strict_json
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.protocol.excerpt import excerpt
 from merknera.protocol.signing import new_secret
+from merknera.refused import Limit, Refusals
 from merknera.scheduler.core import Scheduler
 from merknera.scheduler.roundrobin import registration_groups
 from merknera.store import bots, games, logs, now, users
@@ -155,10 +156,11 @@ class _Registered:
 class Registrar:
     """Registers bots and schedules their games."""
 
-    def __init__(self, scheduler: Scheduler, auth: AuthThrottle) -> None:
+    def __init__(self, scheduler: Scheduler, auth: AuthThrottle, refusals: Refusals) -> None:
         self._scheduler = scheduler
         self._arena = scheduler.arena
         self._auth = auth
+        self._refusals = refusals
         accounts = scheduler.arena.config.accounts
         self._registrations = Buckets(accounts.registration_burst, accounts.registration_interval)
         # An author registering a fleet sends one token again and again: its read, on a
@@ -196,6 +198,7 @@ class Registrar:
             raise _suspended(user)
         wait = self._registrations.take(str(user.id))
         if wait > 0:
+            self._refusals.count(Limit.REGISTRATIONS)
             accounts = arena.config.accounts
             raise RateLimitedError(
                 f'User "{user.name}" has made {accounts.registration_burst} registrations in '

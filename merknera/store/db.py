@@ -316,6 +316,10 @@ class Database:
         self._pending: list[tuple[Callable[[Connection], Any], asyncio.Future[Any]]] = []
         self._batch: asyncio.Future[list[tuple[bool, Any]]] | None = None
         """The batch on the writer's thread now, if any."""
+        self.on_batch: Callable[[float, int], None] | None = None
+        """Called after each batch of writes with the seconds it took (from being sent to
+        the writer's thread to its answer) and its number of works (the metrics); it must
+        return at once and not raise."""
 
     @staticmethod
     async def open(target: str | Path, readers: int = READERS) -> Database:
@@ -346,6 +350,11 @@ class Database:
             await reader.close()
 
     # -- writes -----------------------------------------------------------------------------
+
+    @property
+    def queued(self) -> int:
+        """Works waiting for the writer's next batch."""
+        return len(self._pending)
 
     async def transaction(self, work: Callable[[Connection], T]) -> T:
         """Run ``work(connection)`` in a write transaction on the writer's thread.
@@ -382,11 +391,13 @@ class Database:
             _fail(batch, self.dialect.failure(exc, "the store writer failed"))
             return
         self._batch = running
-        running.add_done_callback(lambda done: self._batch_done(batch, done))
+        sent = time.perf_counter()
+        running.add_done_callback(lambda done: self._batch_done(batch, done, sent))
 
     def _batch_done(self, batch: list[tuple[Callable[[Connection], Any], asyncio.Future[Any]]],
-                    done: asyncio.Future[list[tuple[bool, Any]]]) -> None:
+                    done: asyncio.Future[list[tuple[bool, Any]]], sent: float) -> None:
         self._batch = None
+        took = time.perf_counter() - sent
         if done.cancelled():
             _fail(batch, StoreError("the store writer stopped"))
         elif (exc := done.exception()) is not None:
@@ -401,6 +412,8 @@ class Database:
                     future.set_exception(value)
         if self._pending:
             self._send_batch()
+        if self.on_batch is not None:
+            self.on_batch(took, len(batch))
 
     async def write_one(self, sql: str, params: Params = ()) -> int:
         """Run one write statement (group-committed); returns the rows it changed."""

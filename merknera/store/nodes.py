@@ -181,6 +181,13 @@ async def playing(db: Database, now: float) -> dict[str, list[int]]:
     return found
 
 
+async def running_by_game(db: Database, node: str) -> dict[str, int]:
+    """The games ``node`` plays that have begun (RUNNING), counted by game."""
+    return {row[0]: int(row[1]) for row in await db.fetchall(
+        "SELECT game, COUNT(*) FROM games WHERE status = 'RUNNING' AND node = ? "
+        "GROUP BY game", (node,))}
+
+
 async def unfinished_count(db: Database) -> int:
     """Unfinished games but those of gateways' people (which hold no place in play)."""
     return int(await db.fetchval(

@@ -316,6 +316,11 @@ def _history_row(game_id: int, r: BotRating) -> tuple[int, int, float, float, fl
 # -- the store's interface ----------------------------------------------------------------------
 
 
+async def queued_count(db: Database) -> int:
+    """Games waiting in the rating queue (every node's)."""
+    return int(await db.fetchval("SELECT COUNT(*) FROM rating_queue"))
+
+
 async def rate_queue(db: Database) -> RatingPass:
     """Rate every queued result now (:func:`rate_queued` without a stamp: for a node that
     stops, and for tools that store results themselves)."""

@@ -118,8 +118,13 @@ def points(value: float | None) -> str:
 
 
 def is_page(request: web.Request) -> bool:
-    """Whether the path is one of the HTML pages' (not the API, the assets or /rpc)."""
-    return not request.path.startswith(("/api/", "/assets/", "/rpc", "/static/"))
+    """Whether the path is one of the HTML pages' (not the API, the assets, /rpc, or the
+    health checks' and the metrics' routes)."""
+    return not (request.path.startswith(("/api/", "/assets/", "/rpc", "/static/"))
+                or request.path in _FOR_MACHINES)
+
+
+_FOR_MACHINES = frozenset({"/healthz", "/readyz", "/metrics"})
 
 
 @web.middleware

@@ -14,6 +14,7 @@ from typing import Any, TypeAlias
 
 from aiohttp import web
 from aiohttp.test_utils import TestClient
+from prometheus_client.parser import text_string_to_metric_families
 
 from merknera.app import Platform
 from merknera.assets import AssetStore, default_directory
@@ -247,3 +248,18 @@ class InfoBot:
         if self.status != 200:
             return web.Response(status=self.status, text="the bot is down")
         return web.json_response({"name": self.name})
+
+
+Samples: TypeAlias = "dict[tuple[str, frozenset[tuple[str, str]]], float]"
+"""Metric samples by name and labels."""
+
+
+def metric_samples(text: str) -> Samples:
+    """Every sample of a ``GET /metrics`` answer, read by Prometheus' own parser."""
+    return {(sample.name, frozenset(sample.labels.items())): sample.value
+            for family in text_string_to_metric_families(text) for sample in family.samples}
+
+
+def sample(samples: Samples, name: str, **labels: str) -> float | None:
+    """The value of one sample (None when there is no such sample)."""
+    return samples.get((name, frozenset(labels.items())))
