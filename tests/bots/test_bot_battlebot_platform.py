@@ -8,12 +8,7 @@ from pytest_aiohttp import AiohttpServer
 
 from bots import noughtsandcrosses, numberwang
 from merknera.games import JSON
-from tests.support import Arena, ScriptedBot
-
-
-async def start(aiohttp_server: AiohttpServer, bot: ScriptedBot) -> str:
-    server = await aiohttp_server(bot.app())
-    return str(server.make_url("/rpc"))
+from tests.support import Arena, ScriptedBot, serve_bot
 
 
 def results(game: dict[str, Any]) -> dict[str, str]:
@@ -36,7 +31,7 @@ async def test_noughts_and_crosses_is_played_and_completed(
         arena: Arena, aiohttp_server: AiohttpServer) -> None:
     good, weak = ScriptedBot(perfect), ScriptedBot(top_left_first)
     for name, bot in (("perfect", good), ("weak", weak)):
-        reply = await arena.register(name, await start(aiohttp_server, bot),
+        reply = await arena.register(name, await serve_bot(aiohttp_server, bot),
                                      game="NOUGHTSANDCROSSES")
         assert "error" not in reply, reply
     assert reply["result"]["message"].endswith(  # type: ignore[index]
@@ -73,8 +68,8 @@ async def test_three_invalid_turns_forfeit(arena: Arena,
         return replies[strike - 1]
 
     good, bad = ScriptedBot(perfect), ScriptedBot(faulty)
-    await arena.register("good", await start(aiohttp_server, good), game="NOUGHTSANDCROSSES")
-    await arena.register("bad", await start(aiohttp_server, bad), game="NOUGHTSANDCROSSES")
+    await arena.register("good", await serve_bot(aiohttp_server, good), game="NOUGHTSANDCROSSES")
+    await arena.register("bad", await serve_bot(aiohttp_server, bad), game="NOUGHTSANDCROSSES")
     await arena.settle()
     first, second = await arena.game(1), await arena.game(2)
     assert [seat["name"] for seat in first["seats"]] == ["good", "bad"]
@@ -108,8 +103,8 @@ async def test_numberwang_good_beats_random(arena: Arena,
         return {"n": 0.1}
 
     winner, loser = ScriptedBot(good), ScriptedBot(small)
-    await arena.register("good", await start(aiohttp_server, winner), game="NUMBERWANG")
-    await arena.register("small", await start(aiohttp_server, loser), game="NUMBERWANG")
+    await arena.register("good", await serve_bot(aiohttp_server, winner), game="NUMBERWANG")
+    await arena.register("small", await serve_bot(aiohttp_server, loser), game="NUMBERWANG")
     await arena.settle()
     for game_id in (1, 2):
         game = await arena.game(game_id)

@@ -15,12 +15,7 @@ from merknera.games import JSON
 from merknera.protocol import signing
 from merknera.scheduler.registration import RegistrationRequest
 from merknera.store import Database, users
-from tests.support import Arena, InFlight, ScriptedBot, first_empty, until
-
-
-async def start(aiohttp_server: AiohttpServer, bot: ScriptedBot, port: int | None = None) -> str:
-    server = await aiohttp_server(bot.app(), port=port)
-    return str(server.make_url("/rpc"))
+from tests.support import Arena, InFlight, ScriptedBot, first_empty, serve_bot, until
 
 
 def slow(delay: float) -> Any:
@@ -51,8 +46,8 @@ async def moves_played(events: asyncio.Queue[Event], count: int) -> None:
 async def test_calls_are_signed_with_the_bot_secret(arena: Arena,
                                                     aiohttp_server: AiohttpServer) -> None:
     one, two = ScriptedBot(), ScriptedBot()
-    first = await arena.register("one", await start(aiohttp_server, one))
-    await arena.register("two", await start(aiohttp_server, two))
+    first = await arena.register("one", await serve_bot(aiohttp_server, one))
+    await arena.register("two", await serve_bot(aiohttp_server, two))
     await arena.settle()
     result = first["result"]
     assert isinstance(result, dict)
@@ -67,10 +62,10 @@ async def test_calls_are_signed_with_the_bot_secret(arena: Arena,
 async def test_a_bot_that_comes_online_late_plays_its_games(
         arena: Arena, aiohttp_server: AiohttpServer, unused_tcp_port: int) -> None:
     early, late = ScriptedBot(), ScriptedBot()
-    await arena.register("early", await start(aiohttp_server, early))
+    await arena.register("early", await serve_bot(aiohttp_server, early))
     await arena.register("late", f"http://127.0.0.1:{unused_tcp_port}/rpc")
     await found_offline(arena, "late")  # its games now wait for it, within the 1.5 s grace
-    await start(aiohttp_server, late, port=unused_tcp_port)
+    await serve_bot(aiohttp_server, late, port=unused_tcp_port)
     await arena.settle()
     for game_id in (1, 2):
         game = await arena.game(game_id)
@@ -83,10 +78,10 @@ async def test_a_bot_that_comes_online_late_plays_its_games(
 async def test_registering_the_same_version_again_resumes_waiting_games(
         arena: Arena, aiohttp_server: AiohttpServer) -> None:
     early, moved = ScriptedBot(), ScriptedBot()
-    await arena.register("early", await start(aiohttp_server, early))
+    await arena.register("early", await serve_bot(aiohttp_server, early))
     await arena.register("moved", "http://127.0.0.1:9/rpc")  # the wrong port at first
     await found_offline(arena, "moved")
-    again = await arena.register("moved", await start(aiohttp_server, moved))
+    again = await arena.register("moved", await serve_bot(aiohttp_server, moved))
     assert "already registered" in str(again["result"])
     await arena.settle()
     for game_id in (1, 2):
@@ -97,8 +92,8 @@ async def test_registering_the_same_version_again_resumes_waiting_games(
 async def test_a_new_version_ends_the_running_games_without_a_result(
         arena: Arena, aiohttp_server: AiohttpServer) -> None:
     steady, sluggish = ScriptedBot(), ScriptedBot(next_move=slow(0.2))
-    await arena.register("steady", await start(aiohttp_server, steady))
-    url = await start(aiohttp_server, sluggish)
+    await arena.register("steady", await serve_bot(aiohttp_server, steady))
+    url = await serve_bot(aiohttp_server, sluggish)
     async with arena.platform.events.listen() as events:
         await arena.register("sluggish", url, version="1")
         await moves_played(events, 2)
@@ -128,7 +123,7 @@ async def test_the_concurrency_limit_holds(config: Config, aiohttp_client: Aioht
     counter = InFlight()
     bots = [ScriptedBot(next_move=slow(0.02), shared=counter) for _ in range(4)]
     for number, bot in enumerate(bots):
-        await arena.register(f"bot{number}", await start(aiohttp_server, bot))
+        await arena.register(f"bot{number}", await serve_bot(aiohttp_server, bot))
     await arena.settle()
     assert await platform.db.fetchval(
         "SELECT COUNT(*) FROM games WHERE reason = 'NORMAL'") == 12
@@ -146,8 +141,8 @@ async def test_a_new_version_is_registered_at_once_while_every_slot_is_busy(
     busy_one, busy_two = ScriptedBot(next_move=slow(0.3)), ScriptedBot(next_move=slow(0.3))
     await arena.register("gone", "http://127.0.0.1:9/rpc")
     async with platform.events.listen() as events:
-        await arena.register("busy-one", await start(aiohttp_server, busy_one))
-        await arena.register("busy-two", await start(aiohttp_server, busy_two))
+        await arena.register("busy-one", await serve_bot(aiohttp_server, busy_one))
+        await arena.register("busy-two", await serve_bot(aiohttp_server, busy_two))
         await moves_played(events, 1)  # a game between the busy bots holds the only slot
     reply = await arena.register("gone", "http://127.0.0.1:9/rpc", version="2")
     assert "A new version" in str(reply["result"])
@@ -164,7 +159,7 @@ async def test_a_new_version_is_registered_at_once_while_every_slot_is_busy(
 async def test_a_bot_that_dies_mid_game_forfeits_at_its_move(
         arena: Arena, aiohttp_server: AiohttpServer) -> None:
     steady, fragile = ScriptedBot(), ScriptedBot(next_move=slow(0.1))
-    await arena.register("steady", await start(aiohttp_server, steady))
+    await arena.register("steady", await serve_bot(aiohttp_server, steady))
     server = await aiohttp_server(fragile.app())
     async with arena.platform.events.listen() as events:
         await arena.register("fragile", str(server.make_url("/rpc")))
@@ -196,7 +191,7 @@ async def test_a_bot_that_drops_new_game_cannot_stall_its_games(
 
     app.router.add_post("/rpc", handle)
     server = await aiohttp_server(app)
-    await arena.register("steady", await start(aiohttp_server, ScriptedBot()))
+    await arena.register("steady", await serve_bot(aiohttp_server, ScriptedBot()))
     await arena.register("rude", str(server.make_url("/rpc")))
     await arena.settle()
     for game_id in (1, 2):
@@ -208,7 +203,7 @@ async def test_a_bot_that_drops_new_game_cannot_stall_its_games(
 async def test_a_stopped_platform_resumes_its_games_from_the_log(
         config: Config, aiohttp_server: AiohttpServer) -> None:
     bots = [ScriptedBot(next_move=slow(0.05)) for _ in range(3)]
-    urls = [await start(aiohttp_server, bot) for bot in bots]
+    urls = [await serve_bot(aiohttp_server, bot) for bot in bots]
     platform = Platform(config)
     await platform.start()
     _, token = await users.create_user(platform.db, "alice")
@@ -255,7 +250,7 @@ async def test_an_http_server_that_is_not_a_bot(arena: Arena,
     app.router.add_post("/rpc", anything)
     server = await aiohttp_server(app)
     good = ScriptedBot()
-    await arena.register("good", await start(aiohttp_server, good))
+    await arena.register("good", await serve_bot(aiohttp_server, good))
     await arena.register("html", str(server.make_url("/rpc")))
     await arena.settle()
     for game_id in (1, 2):

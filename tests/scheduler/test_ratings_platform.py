@@ -16,12 +16,7 @@ from merknera.ratings import DEFAULT, Rating, bands, rank_key, update
 from merknera.store import bots as bot_store
 from merknera.store import ratings as rating_store
 from merknera.store.db import Connection
-from tests.support import Arena, ScriptedBot, first_empty, play_first_empty
-
-
-async def start(aiohttp_server: AiohttpServer, bot: ScriptedBot) -> str:
-    server = await aiohttp_server(bot.app())
-    return str(server.make_url("/rpc"))
+from tests.support import Arena, ScriptedBot, first_empty, play_first_empty, serve_bot
 
 
 async def last_empty(params: dict[str, Any], _id: Any) -> JSON:
@@ -61,13 +56,14 @@ async def play_a_season(arena: Arena, aiohttp_server: AiohttpServer) -> None:
     are superseded by its next version, whose own 8 games are played out."""
     for name, behaviour in (("first", play_first_empty), ("last", last_empty),
                             ("centre", centre_first), ("faulty", always_centre)):
-        await arena.register(name, await start(aiohttp_server, ScriptedBot(next_move=behaviour)))
+        bot = ScriptedBot(next_move=behaviour)
+        await arena.register(name, await serve_bot(aiohttp_server, bot))
     await arena.settle()
-    url = await start(aiohttp_server, ScriptedBot(next_move=sluggish))
+    url = await serve_bot(aiohttp_server, ScriptedBot(next_move=sluggish))
     async with arena.platform.events.listen() as events:
         await arena.register("sluggish", url, version="1")
         await moves_played(events, 2)
-    await arena.register("sluggish", await start(aiohttp_server, ScriptedBot()), version="2")
+    await arena.register("sluggish", await serve_bot(aiohttp_server, ScriptedBot()), version="2")
     await arena.settle()
 
 

@@ -13,19 +13,14 @@ from merknera.events import Event, GameFinished, MovePlayed
 from merknera.games import JSON, SeatResult, Termination
 from merknera.games.tictactoe import TicTacToe
 from merknera.protocol.faults import FaultKind
-from tests.support import Arena, ScriptedBot, first_empty
-
-
-async def start(aiohttp_server: AiohttpServer, bot: ScriptedBot) -> str:
-    server = await aiohttp_server(bot.app())
-    return str(server.make_url("/rpc"))
+from tests.support import Arena, ScriptedBot, first_empty, serve_bot
 
 
 async def duel(arena: Arena, aiohttp_server: AiohttpServer, good: ScriptedBot,
                bad: ScriptedBot) -> tuple[dict[str, Any], dict[str, Any]]:
     """Register good then bad: game 1 seats bad first (X), game 2 seats good first."""
-    await arena.register("good", await start(aiohttp_server, good))
-    await arena.register("bad", await start(aiohttp_server, bad))
+    await arena.register("good", await serve_bot(aiohttp_server, good))
+    await arena.register("bad", await serve_bot(aiohttp_server, bad))
     await arena.settle()
     first, second = await arena.game(1), await arena.game(2)
     assert [s["name"] for s in first["seats"]] == ["good", "bad"]
@@ -182,7 +177,7 @@ async def test_a_strike_then_a_good_move_continues_the_game(
 async def test_an_unreachable_bot_forfeits_after_the_grace_period(
         arena: Arena, aiohttp_server: AiohttpServer) -> None:
     good = ScriptedBot()
-    await arena.register("good", await start(aiohttp_server, good))
+    await arena.register("good", await serve_bot(aiohttp_server, good))
     # Nothing listens on port 9 (discard) of loopback: every call is refused.
     await arena.register("gone", "http://127.0.0.1:9/rpc")
     await arena.settle()

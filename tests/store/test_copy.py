@@ -46,7 +46,7 @@ Dump = dict[str, tuple[list[str], list[tuple[Any, ...]]]]
 
 
 @dataclass(frozen=True)
-class Arena:
+class Populated:
     """What :func:`populate` made."""
 
     bots: dict[str, int]
@@ -58,7 +58,7 @@ class Arena:
 # -- filling an arena ---------------------------------------------------------------------------
 
 
-async def populate(path: Path) -> Arena:
+async def populate(path: Path) -> Populated:
     """A SQLite arena with rows in every table, as a node would have left it."""
     db = await Database.open(path)
     try:
@@ -67,7 +67,7 @@ async def populate(path: Path) -> Arena:
         await db.close()
 
 
-async def _populate(db: Database) -> Arena:
+async def _populate(db: Database) -> Populated:
     alice, _ = await users.create_user(db, "alice")
     bob, _ = await users.create_user(db, "bob", "bob's first token")
     carol, _ = await users.create_user(db, "carol")
@@ -179,7 +179,7 @@ async def _populate(db: Database) -> Arena:
     await bot_store.set_self_name(db, bots["sower"], "The Sower")
     await logs.write(db, bots["crosses"], "went offline")
     await logs.write(db, bots["new"], ODD_TEXT, made["draw"])
-    return Arena(bots, made, running)
+    return Populated(bots, made, running)
 
 
 # -- reading both sides -------------------------------------------------------------------------
@@ -247,7 +247,7 @@ async def same_standings(source: Database, target: Database) -> None:
         assert board and await results.leaderboard(target, game) == board
 
 
-async def play_on(db: Database, arena: Arena) -> None:
+async def play_on(db: Database, arena: Populated) -> None:
     """The game left running gets a move and finishes, rated."""
     assert await games.record_moves(db, arena.running, [
         games.LoggedCall(3, 0, {"position": 0}, latency_ms=2.5)])
@@ -259,7 +259,7 @@ async def play_on(db: Database, arena: Arena) -> None:
     assert (await rating_store.rate_queue(db)).rated == 1
 
 
-async def play_on_unrated(db: Database, arena: Arena) -> None:
+async def play_on_unrated(db: Database, arena: Populated) -> None:
     """The game left running finishes, and its node dies before rating it."""
     assert await games.record_moves(db, arena.running, [
         games.LoggedCall(3, 0, {"position": 0}, latency_ms=2.5)])
@@ -267,7 +267,7 @@ async def play_on_unrated(db: Database, arena: Arena) -> None:
                               {"board": "X"}, [], node=None)
 
 
-async def new_rows_follow(db: Database, arena: Arena) -> None:
+async def new_rows_follow(db: Database, arena: Populated) -> None:
     """Rows made in the copied store get ids past the copied ones, in every table whose
     ids PostgreSQL generates."""
     generated = {row[0] for row in await db.fetchall(
@@ -294,7 +294,7 @@ async def new_rows_follow(db: Database, arena: Arena) -> None:
     assert made == {table: top[table] + 1 for table in generated}
 
 
-async def check_copied(source: Path, target: str, arena: Arena) -> Dump:
+async def check_copied(source: Path, target: str, arena: Populated) -> Dump:
     """The target holds the source's rows and plays on as the source does; the source's
     dump."""
     before, after = await dump(source), await dump(target)

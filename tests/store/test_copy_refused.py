@@ -18,7 +18,7 @@ from merknera import cli
 from merknera.scheduler.leases import Leases
 from merknera.store import Database, StoreError, node_lock, users
 from merknera.store.copy import CopyError, copy
-from tests.store.test_copy import ORDER, Arena, check_copied, dump, pg_rows, populate
+from tests.store.test_copy import ORDER, Populated, check_copied, dump, pg_rows, populate
 from tests.support.postgres import Cluster
 
 
@@ -123,7 +123,7 @@ def tamper(source: Path, sql: str, params: tuple[Any, ...]) -> None:
 ], ids=["ratings", "rating_history"])
 def test_ratings_out_of_step_are_refused_and_leave_no_row(
         postgres: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-        sql: str, row: Callable[[Arena], tuple[int, ...]], differ: str) -> None:
+        sql: str, row: Callable[[Populated], tuple[int, ...]], differ: str) -> None:
     source = tmp_path / "arena.db"
     arena = asyncio.run(populate(source))
     tamper(source, sql, row(arena))

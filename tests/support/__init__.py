@@ -15,6 +15,7 @@ from typing import Any, TypeAlias
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 from prometheus_client.parser import text_string_to_metric_families
+from pytest_aiohttp import AiohttpServer
 
 from merknera.app import Platform
 from merknera.assets import AssetStore, default_directory
@@ -197,6 +198,14 @@ class ScriptedBot:
             return web.json_response({"jsonrpc": "2.0", "result": None, "id": call_id})
         return web.json_response({"jsonrpc": "2.0", "id": call_id, "error": {
             "code": -32601, "message": f"can't find method {method}"}})
+
+
+async def serve_bot(aiohttp_server: AiohttpServer, bot: ScriptedBot,
+                    port: int | None = None) -> str:
+    """Serve ``bot`` with the aiohttp_server fixture (on ``port``, or a free one); its
+    endpoint URL."""
+    server = await aiohttp_server(bot.app(), port=port)
+    return str(server.make_url("/rpc"))
 
 
 async def until(condition: Callable[[], bool | Awaitable[bool]], within: float = 10.0,

@@ -28,7 +28,7 @@ DELAY = 0.4
 
 
 @dataclass
-class Arena:
+class SlowGames:
     """A fresh platform and two slow perfect tic-tac-toe bots playing on it."""
 
     site: Site
@@ -49,7 +49,7 @@ class Arena:
 
 
 @pytest.fixture
-async def arena(tmp_path: Path, aiohttp_server: AiohttpServer) -> AsyncIterator[Arena]:
+async def arena(tmp_path: Path, aiohttp_server: AiohttpServer) -> AsyncIterator[SlowGames]:
     config = site_config(tmp_path / "merknera.db")
     platform = Platform(config)
     server = await aiohttp_server(build_app(config, platform))
@@ -63,13 +63,13 @@ async def arena(tmp_path: Path, aiohttp_server: AiohttpServer) -> AsyncIterator[
                 str(DELAY), "--platform", site.url, "--token", token, "--port", "0",
                 "--name", name)
             await processes.first_line(child, READY)
-        yield Arena(site, processes)
+        yield SlowGames(site, processes)
     finally:
         await processes.close()
 
 
 async def test_a_running_game_page_follows_its_moves_to_the_end(
-        arena: Arena, browser: Browser) -> None:
+        arena: SlowGames, browser: Browser) -> None:
     game_id = await arena.running_game()
     watched = await open_page(browser)
     page = watched.page
@@ -90,7 +90,7 @@ async def test_a_running_game_page_follows_its_moves_to_the_end(
     assert watched.unexpected() == []
 
 
-async def test_the_event_stream_resumes_after_the_last_frame(arena: Arena) -> None:
+async def test_the_event_stream_resumes_after_the_last_frame(arena: SlowGames) -> None:
     game_id = await arena.running_game()
     url = arena.site.at(f"/api/games/{game_id}/live")
     seen: list[int] = []
@@ -128,7 +128,7 @@ async def test_the_event_stream_resumes_after_the_last_frame(arena: Arena) -> No
         assert "error" in json.loads(await response.text())
 
 
-async def test_the_home_page_follows_the_running_games(arena: Arena, browser: Browser) -> None:
+async def test_the_home_page_follows_the_running_games(arena: SlowGames, browser: Browser) -> None:
     await arena.running_game()
     watched = await open_page(browser)
     page = watched.page
