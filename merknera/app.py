@@ -163,7 +163,7 @@ class Platform:
         lease = self.config.scheduling.lease_seconds
         self.leases = Leases(self._db, node_name(address), address, lease)
         self.metrics.read_from(self._db, self.leases, list(self.games))
-        alone = self._db.backend == "sqlite"  # one node to a file (store/node_lock.py)
+        alone = not self._db.dialect.shared  # one node to a SQLite file
         if alone:
             await self.leases.only_node()
         else:

@@ -148,8 +148,8 @@ def name_shape(text: str) -> str:
 
 
 def prepare() -> None:
-    """Load the Unicode tables names are checked with (about 30 ms, once), so that the
-    first registration does not pay for it inside its write transaction."""
+    """Load the Unicode tables names are checked with (once: it takes a while), so that
+    the first registration does not pay for it inside its write transaction."""
     check_bot_name("prepare")
 
 

@@ -73,7 +73,7 @@ class Coordinator:
     def start(self) -> None:
         """Coordinate now (SQLite), or start trying for the lock (PostgreSQL); and keep the
         bot directory in step with the store."""
-        if self._db.backend == "sqlite":
+        if not self._db.dialect.shared:
             self._take()
             self._task = asyncio.create_task(self._follow(), name="directory")
         else:

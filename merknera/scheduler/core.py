@@ -45,7 +45,7 @@ class Scheduler:
         self.arena.rater.start()
         # One node resumes every game (each waits for a place); one of several takes what
         # it has room for, and leaves the rest to the others.
-        alone = self.arena.db.backend == "sqlite"
+        alone = not self.arena.db.dialect.shared
         unfinished = await leases.claimable(RESUME_ALL if alone else self.room(), ())
         if unfinished:
             log.info("resuming %d unfinished games", len(unfinished))
@@ -73,7 +73,7 @@ class Scheduler:
         notification), so that the games of the ladder and tournaments spread over the
         nodes."""
         leases = self.arena.leases
-        if leases.live_nodes <= 1 or self.arena.db.backend == "sqlite":
+        if leases.live_nodes <= 1 or not self.arena.db.dialect.shared:
             self.submit(game_ids)
         elif game_ids:
             leases.offered(len(game_ids))

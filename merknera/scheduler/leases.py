@@ -166,12 +166,12 @@ class Leases:
         self._offers += count
         self._offer.set()
 
-    async def hold(self, game_id: int, seconds: float) -> None:
+    async def secure(self, game_id: int, seconds: float) -> None:
         """Return once the game's lease has ``seconds`` (at most half a lease) to run.
 
         :raises LeaseLostError: when the lease is not this node's any more.
         """
-        if self.db.backend == "sqlite":
+        if not self.db.dialect.shared:
             # One node to a file: nobody else takes a game, whatever a slow writer did
             # to the renewals.
             if game_id not in self._held:

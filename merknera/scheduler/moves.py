@@ -42,7 +42,7 @@ async def play_one(runner: GameRunner, play: Play) -> bool:
         return await settle(runner, play, seat, None, Faulted(
             FaultKind.UNREACHABLE, f"{session.ping_name} before its first move got no answer"))
     bot_id = session.sitting.bot.id
-    await arena.leases.hold(runner.game_id, play.rules.move_timeout)
+    await arena.leases.secure(runner.game_id, play.rules.move_timeout)
     call = Call(game.calls.move, game.next_move_params(play.state, seat))
     asking = runner.asking(lambda: session.ask(call, play.rules.move_timeout))
     # A session whose answer is no call the platform makes (a person's thinking, for
@@ -53,6 +53,9 @@ async def play_one(runner: GameRunner, play: Play) -> bool:
                   if other != seat and (left := each.left) is not None}
     async with waiting:
         answer = await _first(asking, departures)
+    # The place is held again, whatever the call that was given up held meanwhile (a
+    # pause for the platform's own resources gives it up).
+    await runner.place.take()
     if not isinstance(answer, CallResult):
         # Another seat's client left while this one was to move: it loses at once, as on
         # Battlebot, rather than at its next turn.

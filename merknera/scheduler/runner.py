@@ -84,6 +84,14 @@ class GameRunner:
             return
         seated = await self._seated(record)
         game = arena.games.get(record.game) or get_game(record.game)
+        rules = arena.config.rules_for(record.game)
+        try:
+            play = replay(record, game, rules, seated)
+        except (ReplayError, UnknownGameError, MoveError, ValueError) as exc:
+            await ending.finish_without_play(self, Termination.ABORTED,
+                                             f"the stored game cannot be replayed: {exc}")
+            return
+        # Opened once the game can be played: a held client is kept for it from then on.
         # A held client's game lives on its connection: one that began (or that a
         # gateway's lobby matched for connections it had) cannot go on over another.
         begun = record.status is not GameStatus.PENDING or record.origin == "MATCH"
@@ -96,15 +104,7 @@ class GameRunner:
         # connection: then it needs no place at all).
         self.place = Place(arena.slots, {session.sitting.bot.user_id
                                          for session in self.sessions if session.needs_place})
-        rules = arena.config.rules_for(record.game)
-        try:
-            play = replay(record, game, rules, seated)
-        except (ReplayError, UnknownGameError, MoveError, ValueError) as exc:
-            await ending.finish_without_play(self, Termination.ABORTED,
-                                             f"the stored game cannot be replayed: {exc}")
-            return
-        lost = [session.sitting.bot.name for session in self.sessions
-                if (left := session.left) is not None and left.is_set()]
+        lost = [session.sitting.bot.name for session in self.sessions if session.lost]
         if lost:
             # Their connections closed with the process that ran the game: neither they nor
             # their opponents are to blame, so nobody is rated.

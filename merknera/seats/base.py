@@ -104,6 +104,11 @@ class Session(ABC):
     called bot's (the places bound the calls the platform makes), not a held client's (a
     person may think for minutes, and no call is made meanwhile)."""
 
+    lost: bool = False
+    """Whether the seat's client was gone when the session opened, with the process that
+    ran the game before (a held client's game cannot go on over another connection): the
+    game cannot go on, and nobody is to blame."""
+
     def __init__(self, sitting: Sitting) -> None:
         self.sitting = sitting
 

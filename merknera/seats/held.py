@@ -122,7 +122,8 @@ class HeldSession(Session, Generic[HoldT]):
         self._hold = holder.find(sitting)
         self._away = asyncio.Event()
         """:attr:`left` while there is no hold: set for a game that began without one."""
-        if self._hold is None and sitting.begun:
+        self.lost = self._hold is None and sitting.begun
+        if self.lost:
             self._away.set()
 
     @property

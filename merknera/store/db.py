@@ -162,16 +162,16 @@ def enum_or_none(kind: type[E], text: str | None) -> E | None:
     return None if text is None else kind(text)
 
 
-def migrations(dialect: str = "") -> list[tuple[int, str, str]]:
+def migrations(folder_name: str = "") -> list[tuple[int, str, str]]:
     """The numbered migrations shipped with the package: (number, file name, SQL).
 
-    ``dialect`` ``""`` gives SQLite's, ``"postgresql"`` PostgreSQL's: the same numbers and
-    names, each written for its database.
+    ``folder_name`` is a dialect's :attr:`Dialect.migrations_folder` (``""``: SQLite's):
+    every database has the same numbers and names, each written for it.
     """
     found = []
     folder = resources.files("merknera.store.migrations")
-    if dialect:
-        folder = folder / dialect
+    if folder_name:
+        folder = folder / folder_name
     for entry in folder.iterdir():
         match = _MIGRATION_NAME.match(entry.name)
         if match:
@@ -200,6 +200,11 @@ class Dialect(ABC):
 
     begin: str
     """The statement that begins a write transaction."""
+    shared: bool
+    """Whether several nodes may serve the database at once (PostgreSQL); a node serving
+    a SQLite file is its only one (:mod:`merknera.store.node_lock`)."""
+    migrations_folder: str
+    """The folder of its migrations in ``merknera.store.migrations`` (:func:`migrations`)."""
     errors: tuple[type[BaseException], ...]
     """The driver's errors: a work failing with one gets a :class:`StoreError`."""
     share_lock: str = ""

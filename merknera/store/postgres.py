@@ -74,6 +74,8 @@ class PostgresDialect(Dialect):
     between them runs the work again."""
 
     begin = "BEGIN"
+    shared = True
+    migrations_folder = "postgresql"
     errors = (psycopg.Error,)
     share_lock = " FOR SHARE"
     claim_lock = " FOR UPDATE SKIP LOCKED"
@@ -295,7 +297,7 @@ class PostgresDatabase(Database):
 def _migrate(conn: PgConnection, where: str) -> None:
     """Apply the migrations not applied yet, each in a transaction that holds the
     migration lock (a node starting at the same time waits, then finds them done)."""
-    known = migrations("postgresql")
+    known = migrations(POSTGRESQL.migrations_folder)
     while True:
         conn.execute("BEGIN")
         try:

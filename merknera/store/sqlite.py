@@ -44,6 +44,8 @@ class SqliteDialect(Dialect):
     or advisory lock is needed."""
 
     begin = "BEGIN IMMEDIATE"
+    shared = False
+    migrations_folder = ""
     errors = (sqlite3.Error,)
 
     def ids(self, param: str = "?") -> str:

@@ -60,8 +60,8 @@ async def test_one_node_plays_a_game_until_its_lease_runs_out(db: Database) -> N
     assert await b.claim(game_id)
     assert await a.heartbeat() == {game_id}  # a learns it lost the game
     with pytest.raises(LeaseLostError):
-        await a.hold(game_id, 1.0)
-    await b.hold(game_id, 1.0)
+        await a.secure(game_id, 1.0)
+    await b.secure(game_id, 1.0)
     assert [node.id for node in await live_nodes(db, LEASE)] == ["node-a", "node-b"]
 
 
@@ -111,14 +111,14 @@ async def test_a_lease_about_to_run_out_is_not_used_for_a_call(db: Database) -> 
     a, _ = nodes(db)
     game_id = await new_game(db)
     assert await a.claim(game_id)
-    await a.hold(game_id, 60.0)  # at most half a lease is asked for
+    await a.secure(game_id, 60.0)  # at most half a lease is asked for
     # The renewal is due; with no heartbeat the lease is not trusted for long.
     a._held[game_id] = time.monotonic() + 0.3  # a renewal long overdue
     if db.backend == "sqlite":  # one node to a file: nobody else could take the game
-        await a.hold(game_id, 5.0)
+        await a.secure(game_id, 5.0)
         a.release(game_id)
     with pytest.raises(LeaseLostError):
-        await a.hold(game_id, 5.0)
+        await a.secure(game_id, 5.0)
 
 
 async def test_runners_started_together_claim_their_games_in_one_write(

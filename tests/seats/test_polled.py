@@ -167,6 +167,17 @@ async def test_a_released_seat_is_gone_for_the_runner_and_its_pings() -> None:
         assert asked.fault is not None and asked.fault.kind is FaultKind.UNREACHABLE
 
 
+async def test_only_a_seat_without_its_client_at_a_resumed_game_is_lost() -> None:
+    holder, _, seat = await held()
+    bot = guest()
+    seat.left.set()  # the client left before the game's runner started: its fault
+    left_early = open_session(holder, bot, 0, begun=True)
+    assert not left_early.lost and left_early.left is not None and left_early.left.is_set()
+    unheld = open_session(holder, bot, 1, begun=True)  # no client holds seat 1
+    assert unheld.lost and unheld.left is not None and unheld.left.is_set()
+    assert not open_session(holder, bot, 1, begun=False).lost  # a new game waits for it
+
+
 @pytest.mark.parametrize("to_move", [0, 1])
 async def test_one_guest_in_both_seats_is_asked_at_the_seat_that_moves(to_move: int) -> None:
     holder = PolledHolder()
