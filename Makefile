@@ -1,8 +1,11 @@
-# The two commands of the README.  Each creates .venv and installs what it needs.
+# The two commands of the README.  Each creates .venv and installs what it needs: make run
+# the platform alone (SQLite, no extras), make test the platform with its tests' tools.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
+# Each install's mark: pip runs again when pyproject.toml is newer.
+RUN_STAMP := $(VENV)/.installed-run
+DEV_STAMP := $(VENV)/.installed-dev
 # The browser the web tests drive (tests/web/conftest.py); make test installs Debian's.
 CHROMIUM ?= $(or $(MERKNERA_CHROMIUM),/usr/bin/chromium)
 # Installs what pip cannot (Debian packages) when it is missing, or stops naming the command.
@@ -10,33 +13,39 @@ SYSTEM := PYTHON='$(PYTHON)' CHROMIUM='$(CHROMIUM)' bash scripts/system-packages
 
 .PHONY: run test test-packages lint bench clean
 
-$(STAMP): pyproject.toml
+$(PY):
 	@$(SYSTEM) venv
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Merknera needs Python 3.11 or newer; set PYTHON=python3.11")'
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+
+$(RUN_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(DEV_STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	touch $@
 
 ## make run: the platform on ./merknera.db with reference bots playing; Ctrl-C stops it
-run: $(STAMP)
+run: $(RUN_STAMP)
 	$(PY) -m merknera demo
 
 ## make test: the whole test suite, then ruff and mypy --strict
-test: test-packages $(STAMP)
-	MERKNERA_CHROMIUM='$(CHROMIUM)' $(PY) -m pytest -q -n auto
+test: test-packages $(DEV_STAMP)
+	MERKNERA_CHROMIUM='$(CHROMIUM)' $(PY) -m pytest -q -n auto --dist loadgroup
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 
 # Before .venv is built, so that a missing package stops make test at once.
 test-packages:
-	@$(SYSTEM) venv chromium openssl postgresql
+	@$(SYSTEM) venv chromium openssl postgresql nginx
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	$(PY) bench/referee.py
 	$(PY) bench/scrabble.py
 	$(PY) bench/scrabble_bot.py
@@ -49,4 +58,4 @@ bench: $(STAMP)
 	$(PY) bench/hexagons_observers.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info build dist

@@ -10,7 +10,7 @@ every client, over loopback:
   mover's next turn; the platform's moves per second and CPU per move;
 * **boards**: ``--boards`` Kalaha boards played to the end at once, moving for both players
   (the original's hot seat); each PUT's round trip (send the move, read the BoardState);
-* **people**: ``--people`` boards against the reference Kalaha bot (``bots/kalaha.py``, its
+* **people**: ``--people`` boards against the reference Kalaha bot (``merknera_bots/kalaha.py``, its
   own process): each PUT's round trip, the bot's move included.
 """
 
@@ -163,8 +163,8 @@ async def reference_bot(base: str, workdir: Path) -> tuple[asyncio.subprocess.Pr
     out, _ = await user.communicate()
     token = out.decode().strip().splitlines()[-1]
     bot = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bots.kalaha", "--platform", base, "--token", token, "--port",
-        "0", "--name", "Sower", "--strategy", "good", cwd=REPO,
+        sys.executable, "-m", "merknera_bots.kalaha", "--platform", base, "--token", token,
+        "--port", "0", "--name", "Sower", "--strategy", "good", cwd=REPO,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
     assert bot.stdout is not None
     line = (await bot.stdout.readline()).decode()
@@ -189,7 +189,7 @@ async def main() -> None:
             await hexagons(hexagons_url, options.hexagons, process.pid)
             await boards(kalaha_url, options.boards, None, "boards (hot seat)")
             bot, sower = await reference_bot(base, workdir)
-            await boards(kalaha_url, options.people, sower, "people against bots.kalaha")
+            await boards(kalaha_url, options.people, sower, "people against merknera_bots.kalaha")
         finally:
             for child in (bot, process):
                 if child is not None:

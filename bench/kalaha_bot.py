@@ -17,8 +17,8 @@ import random
 import statistics
 import time
 
-import bots.kalaha as kalaha
-from bots.kalaha import DEPTH, OVER, Position, choose_good, choose_random, sow
+import merknera_bots.kalaha as kalaha
+from merknera_bots.kalaha import DEPTH, OVER, Position, choose_good, choose_random, sow
 
 START: Position = (6,) * 6 + (0,) + (6,) * 6 + (0,)
 

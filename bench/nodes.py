@@ -5,7 +5,7 @@
 Each setup is a fresh store (a temporary SQLite file, or a new database on one throwaway
 PostgreSQL cluster, ``tests/support/postgres.py``) served by real ``merknera serve``
 processes with the ladder on, and the same ``--bots`` reference tic-tac-toe bots
-(``python -m bots.tictactoe --strategy random``, no delay: they answer at once), started
+(``python -m merknera_bots.tictactoe --strategy random``, no delay: they answer at once), started
 anew for each setup and registered at the first node.  Once the registration round robin
 is over and a warm-up has passed, it counts for ``--duration`` seconds:
 
@@ -340,7 +340,7 @@ def run_setup(setup: Setup, db: str, cluster: Cluster | None, options: argparse.
 
         started = time.monotonic()
         bots = [processes.start(
-            f"bot{n}", "-m", "bots.tictactoe", "--strategy", "random", "--seed", str(n),
+            f"bot{n}", "-m", "merknera_bots.tictactoe", "--strategy", "random", "--seed", str(n),
             "--platform", urls[0], "--token", token, "--host", "127.0.0.1", "--port", "0",
             "--name", f"bench{n}") for n in range(options.bots)]
         for bot in bots:
@@ -469,8 +469,8 @@ def main() -> None:
     parser.add_argument("--lease-seconds", type=float, default=15.0)
     options = parser.parse_args()
     began = time.monotonic()
-    print(f"{options.bots} reference tic-tac-toe bots (bots.tictactoe --strategy random, no "
-          f"delay), one process each; bots, nodes and PostgreSQL share this machine's "
+    print(f"{options.bots} reference tic-tac-toe bots (merknera_bots.tictactoe --strategy "
+          f"random, no delay), one process each; bots, nodes and PostgreSQL share this machine's "
           f"{os.cpu_count()} CPUs")
     print(f"nodes: --ladder true --ladder-interval {options.ladder_interval} "
           f"--max-games-per-bot {options.max_games_per_bot} --concurrency "

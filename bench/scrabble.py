@@ -24,15 +24,15 @@ import statistics
 import time
 import tracemalloc
 from collections.abc import Callable
-from pathlib import Path
 
-from bots.scrabble_files import BoardLayout, LetterSet
-from bots.scrabble_lexicon import Lexicon, Position
-from bots.scrabble_movegen import best_move
+from merknera.assets import default_directory
 from merknera.games import JSON
 from merknera.games.scrabble import Scrabble, ScrabbleState
+from merknera_bots.scrabble_files import BoardLayout, LetterSet
+from merknera_bots.scrabble_lexicon import Lexicon, Position
+from merknera_bots.scrabble_movegen import best_move
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets" / "scrabble"
+ASSETS = default_directory() / "scrabble"
 FILES = {"gameboard": "board-standard.json", "dictionary": "dictionary-english.txt",
          "letters": "letters-english.json"}
 

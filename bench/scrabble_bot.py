@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/scrabble_bot.py [--games N] [--seed S]
 
-Builds the DAWG of ``assets/scrabble/dictionary-english.txt`` (time, nodes, memory), then
-plays N games of the best-move strategy against itself on the standard board, timing
+Builds the DAWG of ``merknera/game_assets/scrabble/dictionary-english.txt`` (time, nodes,
+memory), then plays N games of the best-move strategy against itself on the standard board, timing
 :func:`best_move` (what ``--strategy best`` runs) and :func:`generate_moves` (the full list
 ``--strategy random`` draws from) on every position. Every chosen play is re-checked by
 :func:`check_play`. Prints medians, 90th percentiles and maxima; "mid-game" is the moves
@@ -20,14 +20,14 @@ import statistics
 import sys
 import time
 import tracemalloc
-from pathlib import Path
 
-from bots.scrabble_check import check_play
-from bots.scrabble_files import BLANK, BoardLayout, LetterSet
-from bots.scrabble_lexicon import Lexicon, Position
-from bots.scrabble_movegen import best_move, generate_moves
+from merknera.assets import default_directory
+from merknera_bots.scrabble_check import check_play
+from merknera_bots.scrabble_files import BLANK, BoardLayout, LetterSet
+from merknera_bots.scrabble_lexicon import Lexicon, Position
+from merknera_bots.scrabble_movegen import best_move, generate_moves
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets" / "scrabble"
+ASSETS = default_directory() / "scrabble"
 
 
 def _percentile(values: list[float], fraction: float) -> float:

@@ -107,7 +107,7 @@ async def platform(workdir: Path, *options: str,
 async def reference_bot(url: str, token: str, name: str, strategy: str,
                         delay: float) -> AsyncIterator[None]:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bots.tictactoe", "--strategy", strategy, "--platform", url,
+        sys.executable, "-m", "merknera_bots.tictactoe", "--strategy", strategy, "--platform", url,
         "--token", token, "--port", "0", "--name", name, "--delay", str(delay),
         env=environment(), stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL)

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from merknera.clock import readable
 from merknera.store import Database, bots, discipline, users
 from merknera.store.bots import Bot, BotStatus
-from merknera.store.postgres import redacted
+from merknera.store.db import redacted
 
 TOKEN_DESCRIPTION = "issued with merknera user token"  # noqa: S105  # not a secret
 ROTATED_DESCRIPTION = "issued with merknera user token rotate"

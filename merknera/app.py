@@ -8,6 +8,7 @@ import logging
 import socket
 import ssl
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
@@ -25,7 +26,6 @@ from merknera.guard import GUARD_KEY, Guard, crosssite, limits
 from merknera.hosts import host_port
 from merknera.metrics import Metrics
 from merknera.protocol.bot_protocols import BotProtocol
-from merknera.relay import EventRelay
 from merknera.rpc import RpcService, refusal
 from merknera.scheduler.arena import Arena
 from merknera.scheduler.coordinator import Coordinator, Duty
@@ -41,10 +41,13 @@ from merknera.scheduler.tournaments import Director
 from merknera.seats import Carriers, JsonRpcCarrier, Notifier, SquelchRestCarrier
 from merknera.seats.polled import PolledHolder
 from merknera.store import Database, ratings
-from merknera.store.postgres import redacted
+from merknera.store.db import redacted
 from merknera.web import admin, api, health, live, metrics, nodes, openapi, pages, play, site
 from merknera.web.replays import Replays
 from merknera.work import Work
+
+if TYPE_CHECKING:  # PostgreSQL's, whose driver is an extra: imported where it is used
+    from merknera.relay import EventRelay
 
 log = logging.getLogger(__name__)
 
@@ -168,6 +171,8 @@ class Platform:
             await self.leases.only_node()
         else:
             alone = not await live_nodes(self._db, lease)
+            from merknera.relay import EventRelay
+
             # Live pages here follow the games that other nodes run.
             self.relay = EventRelay(self.config.store.db, self.leases.node, self.events)
             self.relay.on(OFFERS, self.leases.notified)  # games other nodes offer

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import hashlib
+import importlib.resources
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -38,8 +39,9 @@ class AssetError(ValueError):
 
 
 def default_directory() -> Path:
-    """The ``assets/`` directory next to the ``merknera`` package (the repository's)."""
-    return Path(merknera.__file__).resolve().parent.parent / "assets"
+    """The game asset files shipped with the platform: the ``game_assets/`` directory of the
+    ``merknera`` package (package data, wherever the package is installed)."""
+    return Path(str(importlib.resources.files(merknera) / "game_assets"))
 
 
 @dataclass(frozen=True)

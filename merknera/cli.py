@@ -1,6 +1,7 @@
-"""The ``merknera`` command: ``serve``, ``demo``, ``user add|token|list|suspend|unsuspend``,
-``bot list|disable|enable``, ``guest secret``, ``assets verify|manifest``, ``ratings rebuild``,
-``db migrate|copy|backup``, ``tournament create|show``."""
+"""The ``merknera`` command: ``serve``, ``demo``, ``config``,
+``user add|token|list|suspend|unsuspend``, ``bot list|disable|enable``, ``guest secret``,
+``assets verify|manifest``, ``ratings rebuild``, ``db migrate|copy|backup``,
+``tournament create|show``, and ``--version``."""
 
 from __future__ import annotations
 
@@ -13,18 +14,24 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from merknera import accounts_cli, logformat, loop
+from merknera import __version__, accounts_cli, logformat, loop
 from merknera.assets import AssetError
-from merknera.config import ConfigError, add_config_arguments, load_config, overrides_from_args
+from merknera.config import (
+    ConfigError,
+    add_config_arguments,
+    load_config,
+    overrides_from_args,
+    sample,
+)
 from merknera.games import PLUGIN_PROBLEMS
 from merknera.store import Database, StoreError
-from merknera.store.db import POSTGRESQL_URL
+from merknera.store.db import POSTGRESQL_URL, redacted
 from merknera.store.discipline import DISABLED_BY_ADMIN, SUSPENDED_BY_ADMIN
-from merknera.store.postgres import connect_sync, redacted
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="merknera", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="run the platform until Ctrl-C")
@@ -32,6 +39,10 @@ def _parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="run the platform with reference bots (make run)")
     add_config_arguments(demo)
+
+    commands.add_parser(
+        "config", help="print the sample configuration: every key, its default and what it "
+                       "does (merknera config > config.toml, then edit)")
 
     user = commands.add_parser("user", help="manage users and their API tokens")
     user_commands = user.add_subparsers(dest="user_command", required=True)
@@ -206,6 +217,8 @@ def _schema_version(db_path: str) -> int | None:
     """The schema version of an existing store, read without changing it; None for
     a store not made yet."""
     if POSTGRESQL_URL.match(db_path):
+        from merknera.store.postgres import connect_sync
+
         conn = connect_sync(db_path)
         try:
             row = conn.execute("SELECT to_regclass('merknera_schema') IS NOT NULL").fetchone()
@@ -305,6 +318,9 @@ async def _bot_command(args: argparse.Namespace, db: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``merknera`` console script."""
     args = _parser().parse_args(argv)
+    if args.command == "config":
+        print(sample(), end="")
+        return 0
     try:
         config = load_config(args.config_path, overrides=overrides_from_args(args))
     except ConfigError as exc:

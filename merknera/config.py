@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.resources
 import ipaddress
 import math
 import os
@@ -158,12 +159,12 @@ class StoreSettings(Settings):
     db: str = setting("merknera.db", "Path of the SQLite database file (one node), or a "
                       "postgresql:// URL (any number of nodes).", metavar="PATH|URL")
     assets_dir: str = setting("", "Directory of the game asset files and their manifest; "
-                              "empty means the assets/ directory of this installation.",
+                              "empty means the game_assets/ directory of this installation.",
                               metavar="DIR")
 
     @property
     def assets_path(self) -> Path:
-        """The asset directory: ``assets_dir``, or this installation's ``assets/``."""
+        """The asset directory: ``assets_dir``, or this installation's ``game_assets/``."""
         if self.assets_dir:
             return Path(self.assets_dir)
         # Imported here: merknera.assets imports aiohttp, which `merknera user` never needs.
@@ -717,6 +718,12 @@ def _read_file(path: Path, values: dict[str, object]) -> object:
     for name, raw in found.items():
         values[name] = _coerce(KEYS[name], raw, str(path))
     return document.get("games")
+
+
+def sample() -> str:
+    """The sample configuration shipped with the platform (``merknera config`` prints it):
+    every key with its default and what it does, in TOML, to copy and edit."""
+    return (importlib.resources.files("merknera") / "config.toml").read_text("utf-8")
 
 
 def load_config(

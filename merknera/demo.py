@@ -24,7 +24,7 @@ from merknera.config import Config
 from merknera.events import Event, GameFinished
 from merknera.games import SeatResult
 from merknera.hosts import host_port
-from merknera.server import battlebot_url, running, wait_for_signal
+from merknera.server import battlebot_url, running, stop_signals
 from merknera.store import Database, users
 from merknera.store.results import leaderboard
 
@@ -47,25 +47,25 @@ class DemoBot:
 
 
 DEMO_BOTS: tuple[DemoBot, ...] = (
-    DemoBot("bots.tictactoe", "perfect", "Perfect Polly"),
-    DemoBot("bots.tictactoe", "perfect", "Perfect Pete"),
-    DemoBot("bots.tictactoe", "random", "Random Rita"),
-    DemoBot("bots.tictactoe", "random", "Random Rob"),
-    DemoBot("bots.scrabble", "best", "Wordsmith", downloads=True),
-    DemoBot("bots.scrabble", "best", "Lexicographer", downloads=True),
-    DemoBot("bots.scrabble", "random", "Scribbler", downloads=True),
-    DemoBot("bots.scrabble", "random", "Doodler", downloads=True),
-    DemoBot("bots.squelch", "good", "Dicey Dora"),
-    DemoBot("bots.squelch", "random", "Reckless Rick"),
-    DemoBot("bots.squelch_rest", "good", "Restful Rosie"),
-    DemoBot("bots.hexagons", "good", "Honeycomb"),
-    DemoBot("bots.hexagons", "random", "Hexed"),
-    DemoBot("bots.noughtsandcrosses", "perfect", "Noughty"),
-    DemoBot("bots.noughtsandcrosses", "random", "Crossed Wires"),
-    DemoBot("bots.numberwang", "good", "That's Numberwang"),
-    DemoBot("bots.numberwang", "random", "Wangernumb"),
-    DemoBot("bots.kalaha", "good", "Sower"),
-    DemoBot("bots.kalaha", "random", "Scatter"),
+    DemoBot("merknera_bots.tictactoe", "perfect", "Perfect Polly"),
+    DemoBot("merknera_bots.tictactoe", "perfect", "Perfect Pete"),
+    DemoBot("merknera_bots.tictactoe", "random", "Random Rita"),
+    DemoBot("merknera_bots.tictactoe", "random", "Random Rob"),
+    DemoBot("merknera_bots.scrabble", "best", "Wordsmith", downloads=True),
+    DemoBot("merknera_bots.scrabble", "best", "Lexicographer", downloads=True),
+    DemoBot("merknera_bots.scrabble", "random", "Scribbler", downloads=True),
+    DemoBot("merknera_bots.scrabble", "random", "Doodler", downloads=True),
+    DemoBot("merknera_bots.squelch", "good", "Dicey Dora"),
+    DemoBot("merknera_bots.squelch", "random", "Reckless Rick"),
+    DemoBot("merknera_bots.squelch_rest", "good", "Restful Rosie"),
+    DemoBot("merknera_bots.hexagons", "good", "Honeycomb"),
+    DemoBot("merknera_bots.hexagons", "random", "Hexed"),
+    DemoBot("merknera_bots.noughtsandcrosses", "perfect", "Noughty"),
+    DemoBot("merknera_bots.noughtsandcrosses", "random", "Crossed Wires"),
+    DemoBot("merknera_bots.numberwang", "good", "That's Numberwang"),
+    DemoBot("merknera_bots.numberwang", "random", "Wangernumb"),
+    DemoBot("merknera_bots.kalaha", "good", "Sower"),
+    DemoBot("merknera_bots.kalaha", "random", "Scatter"),
 )
 DEMO_BATTLEBOT_PORT = 8083
 DEMO_HEXAGONS_PORT = 8084
@@ -158,41 +158,42 @@ async def run_demo(config: Config) -> int:
         kalaha_port=config.kalaha.port or DEMO_KALAHA_PORT)
     async with running(config) as (live, platform):
         heap.settle()
-        base_url, host = live.listeners.base_url, live.listeners.host
-        print(f"Merknera is running at {base_url} (database {live.store.db})", flush=True)
-        print(f"  open {base_url}/ in a browser: leaderboards, bots, replays and live "
-              f"games; the JSON API is described at {base_url}/api/openapi.json",
-              flush=True)
-        print(f"  Battlebot's clients register and play at {battlebot_url(live)} "
-              "(see the README)", flush=True)
-        print(f"  MebiPenny hexagons clients play at "
-              f"http://{host_port(host, live.hexagons.port)}, Kalaha boards at "
-              f"http://{host_port(host, live.kalaha.port)}/api/boards; people "
-              f"play bots at {base_url}/play", flush=True)
-        version = time.strftime("demo-%Y%m%d-%H%M%S")
-        processes: list[asyncio.subprocess.Process] = []
-        bot_log = Path(f"{live.store.db}.bots.log")
-        async with platform.events.listen() as queue:
-            try:
-                with bot_log.open("ab") as log_file:  # noqa: ASYNC230 (once, at start-up)
-                    for bot in DEMO_BOTS:
-                        processes.append(await _start_bot(
-                            bot, live.listeners.base_url,
-                            await _token(platform.db, await _owner(platform.db, bot)), version,
-                            log_file, Path(f"{live.store.db}.bot-cache")))
-                print(f"started {len(processes)} reference bots (version {version}, their logs "
-                      f"in {bot_log}); Ctrl-C stops everything", flush=True)
-                printer = asyncio.create_task(_print_games(queue, platform))
+        with stop_signals() as stop:  # Ctrl-C from the first line printed on
+            base_url, host = live.listeners.base_url, live.listeners.host
+            print(f"Merknera is running at {base_url} (database {live.store.db})", flush=True)
+            print(f"  open {base_url}/ in a browser: leaderboards, bots, replays and live "
+                  f"games; the JSON API is described at {base_url}/api/openapi.json",
+                  flush=True)
+            print(f"  Battlebot's clients register and play at {battlebot_url(live)} "
+                  "(see the README)", flush=True)
+            print(f"  MebiPenny hexagons clients play at "
+                  f"http://{host_port(host, live.hexagons.port)}, Kalaha boards at "
+                  f"http://{host_port(host, live.kalaha.port)}/api/boards; people "
+                  f"play bots at {base_url}/play", flush=True)
+            version = time.strftime("demo-%Y%m%d-%H%M%S")
+            processes: list[asyncio.subprocess.Process] = []
+            bot_log = Path(f"{live.store.db}.bots.log")
+            async with platform.events.listen() as queue:
                 try:
-                    await wait_for_signal()
+                    with bot_log.open("ab") as log_file:  # noqa: ASYNC230 (once, at start-up)
+                        for bot in DEMO_BOTS:
+                            processes.append(await _start_bot(
+                                bot, live.listeners.base_url,
+                                await _token(platform.db, await _owner(platform.db, bot)), version,
+                                log_file, Path(f"{live.store.db}.bot-cache")))
+                    print(f"started {len(processes)} reference bots (version {version}, their logs "
+                          f"in {bot_log}); Ctrl-C stops everything", flush=True)
+                    printer = asyncio.create_task(_print_games(queue, platform))
+                    try:
+                        await stop.wait()
+                    finally:
+                        printer.cancel()
+                        with contextlib.suppress(asyncio.CancelledError):
+                            await printer
                 finally:
-                    printer.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await printer
-            finally:
-                print("\nstopping the games, the bots and the platform...", flush=True)
-                await platform.scheduler.stop()
-                await _stop_bots(processes)
+                    print("\nstopping the games, the bots and the platform...", flush=True)
+                    await platform.scheduler.stop()
+                    await _stop_bots(processes)
     print("stopped", flush=True)
     return 0
 

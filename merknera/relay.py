@@ -43,7 +43,7 @@ from merknera.games.base import SeatResult, Termination
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.protocol.faults import FaultKind
 from merknera.store.bots import BotStatus
-from merknera.store.postgres import redacted
+from merknera.store.db import redacted
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ import asyncio
 import logging
 import signal
 import socket
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 from aiohttp import web
 
@@ -22,7 +22,7 @@ from merknera.guard import GuardedListener
 from merknera.hosts import host_port
 from merknera.logformat import access_options
 from merknera.store import node_lock
-from merknera.store.postgres import redacted
+from merknera.store.db import redacted
 
 log = logging.getLogger(__name__)
 
@@ -114,14 +114,16 @@ def battlebot_url(config: Config) -> str:
     return f"{scheme}://{host_port(config.listeners.host, config.battlebot.port)}"
 
 
-async def wait_for_signal() -> None:
-    """Return on SIGINT or SIGTERM."""
+@contextmanager
+def stop_signals() -> Iterator[asyncio.Event]:
+    """An event that SIGINT or SIGTERM sets, from the start of the block to its end: a
+    signal sent as soon as a line printed in the block is read is not lost."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     try:
-        await stop.wait()
+        yield stop
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
@@ -131,16 +133,22 @@ async def serve(config: Config) -> None:
     """Serve until SIGINT or SIGTERM; prints ``Merknera listening on <url>`` when ready."""
     async with running(config) as (live, _):
         heap.settle()
-        print(f"Merknera listening on {live.listeners.base_url} "
-              f"(database {redacted(live.store.db)})", flush=True)
-        if live.battlebot.port:
-            print(f"Battlebot listener on {battlebot_url(live)}", flush=True)
-        host = live.listeners.host
-        if live.hexagons.port:
-            print(f"Hexagons listener on http://{host_port(host, live.hexagons.port)}",
-                  flush=True)
-        if live.kalaha.port:
-            print(f"Kalaha listener on http://{host_port(host, live.kalaha.port)}/api/boards",
-                  flush=True)
-        await wait_for_signal()
+        with stop_signals() as stop:
+            _announce(live)
+            await stop.wait()
         log.info("stopping")
+
+
+def _announce(live: Config) -> None:
+    """The lines ``merknera serve`` prints once it serves: its URLs and its database."""
+    print(f"Merknera listening on {live.listeners.base_url} "
+          f"(database {redacted(live.store.db)})", flush=True)
+    if live.battlebot.port:
+        print(f"Battlebot listener on {battlebot_url(live)}", flush=True)
+    host = live.listeners.host
+    if live.hexagons.port:
+        print(f"Hexagons listener on http://{host_port(host, live.hexagons.port)}",
+              flush=True)
+    if live.kalaha.port:
+        print(f"Kalaha listener on http://{host_port(host, live.kalaha.port)}/api/boards",
+              flush=True)

@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from merknera.scheduler.tournaments import create_in, table, total_rounds
 from merknera.store import Database
 from merknera.store import tournaments as store
-from merknera.store.db import Connection
-from merknera.store.postgres import redacted
+from merknera.store.db import Connection, redacted
 
 
 def resolve_bots(conn: Connection, game: str, given: Sequence[str]) -> list[int]:

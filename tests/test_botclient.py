@@ -10,11 +10,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
-from bots.kit import ReplayGuard, verify
 from merknera.botclient import BotClient
 from merknera.config import Config
 from merknera.protocol.excerpt import EXCERPT
 from merknera.protocol.faults import FaultKind
+from merknera_bots.kit import ReplayGuard, verify
 from tests.support import free_port
 
 Script = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]

@@ -30,6 +30,7 @@ from merknera.config import (
     load_config,
     overrides_from_args,
     parse_origin,
+    sample,
 )
 
 
@@ -81,8 +82,8 @@ def test_without_a_path_merknera_config_names_the_file(
     assert load_config(environ={"MERKNERA_CONFIG": str(other)}).listeners.port == 9002
 
 
-def test_the_project_config_toml_is_valid_and_matches_the_defaults() -> None:
-    shipped = Path(__file__).resolve().parent.parent / "config.toml"
+def test_the_project_config_toml_is_valid_and_matches_the_defaults(tmp_path: Path) -> None:
+    shipped = write(tmp_path / "config.toml", sample())
     assert load_config(shipped, environ={}) == Config()
 
 
@@ -543,9 +544,7 @@ def test_every_number_has_bounds_and_every_key_is_in_the_sample_file() -> None:
     for key in KEYS.values():
         if key.kind in (int, float):
             assert key.setting.bound is not None, key.name
-    shipped = Path(__file__).resolve().parent.parent / "config.toml"
-    with shipped.open("rb") as handle:
-        assert set(tomllib.load(handle)) == set(KEYS)
+    assert set(tomllib.loads(sample())) == set(KEYS)
 
 
 def _outside_and_edge(key: Key) -> tuple[object, object]:

@@ -23,8 +23,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import psycopg
-
 from merknera.scheduler.leases import Leases
 from merknera.scheduler.presence import Presence
 from merknera.store import Database
@@ -115,6 +113,10 @@ class Coordinator:
                 log.exception("could not refresh the bots from the store")
 
     async def _loop(self) -> None:
+        """The nodes of a PostgreSQL database: hold the lock or try for it, every third of a
+        lease."""
+        import psycopg  # PostgreSQL's driver, an extra: only nodes on PostgreSQL get here
+
         every = self._leases.seconds / 3
         while True:
             try:

@@ -28,8 +28,7 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-from merknera.store.db import POSTGRESQL_URL, Database, StoreError
-from merknera.store.postgres import redacted
+from merknera.store.db import POSTGRESQL_URL, Database, StoreError, redacted
 
 PG_DUMP = "pg_dump"
 """PostgreSQL's program that dumps a database (Debian's ``postgresql-client``)."""

@@ -16,11 +16,9 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-import psycopg
-
 from merknera.store import node_lock, ratings
-from merknera.store.db import Database, StoreError
-from merknera.store.postgres import PgConnection, connect_sync, redacted, value
+from merknera.store.db import Database, StoreError, redacted
+from merknera.store.postgres import PgConnection, PostgresDialect, connect_sync, value
 
 TABLES = ("users", "tokens", "bots", "tournaments", "games", "seats", "moves", "bot_log",
           "ratings", "rating_history", "rating_queue", "tournament_entrants", "tournament_byes",
@@ -118,6 +116,6 @@ def _copy_table(reader: sqlite3.Connection, writer: PgConnection, table: str) ->
             for row in reader.execute(f"SELECT {names} FROM {table} ORDER BY rowid"):
                 stream.write_row([value(item) for item in row])  # NUL as U+FFFD
                 count += 1
-    except psycopg.Error as exc:  # a value PostgreSQL cannot hold
+    except PostgresDialect.errors as exc:  # a value PostgreSQL cannot hold
         raise CopyError(f"{table}: a row cannot be copied: {exc}") from exc
     return count

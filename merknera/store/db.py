@@ -22,6 +22,7 @@ import functools
 import logging
 import re
 import time
+import urllib.parse
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -42,6 +43,16 @@ _MIGRATION_NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
 
 POSTGRESQL_URL = re.compile(r"^postgres(?:ql)?://", re.IGNORECASE)
 """A ``db`` setting that names a PostgreSQL database; any other value is a SQLite path."""
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, for messages and logs."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+
 
 READERS = 4
 """Read connections of a store: pages, the API and replays read while games are played."""

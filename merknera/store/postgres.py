@@ -19,16 +19,9 @@ import contextlib
 import functools
 import logging
 import re
-import urllib.parse
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
-
-import psycopg
-import psycopg.errors
-from psycopg.pq import TransactionStatus
-from psycopg.rows import RowMaker
-from psycopg.types.numeric import FloatLoader
 
 from merknera.store.db import (
     Connection,
@@ -39,8 +32,22 @@ from merknera.store.db import (
     StoreError,
     StoreUnavailableError,
     migrations,
+    redacted,
     split_statements,
 )
+
+try:
+    import psycopg
+    import psycopg.errors
+    from psycopg.pq import TransactionStatus
+    from psycopg.rows import RowMaker
+    from psycopg.types.numeric import FloatLoader
+except ModuleNotFoundError as missing:  # PostgreSQL's driver is an extra of the distribution
+    if missing.name != "psycopg":
+        raise
+    raise StoreError("a postgresql:// store needs psycopg, PostgreSQL's driver, which is not "
+                     "installed here: install Merknera with its postgresql extra, "
+                     "pip install 'merknera[postgresql]'") from missing
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -99,15 +106,6 @@ class PostgresDialect(Dialect):
 
 
 POSTGRESQL = PostgresDialect()
-
-
-def redacted(url: str) -> str:
-    """The URL without its password, for messages and logs."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
 # -- the parameters -------------------------------------------------------------------------

@@ -36,9 +36,9 @@ from merknera.web.params import whole_number
 
 routes = web.RouteTableDef()
 
-BOTS_DIR = Path(str(importlib.resources.files("bots")))
-"""The reference bots' sources (the ``bots`` package installed with the platform), offered
-for download on the protocol page."""
+BOTS_DIR = Path(str(importlib.resources.files("merknera_bots")))
+"""The reference bots' sources (the ``merknera_bots`` package installed with the platform),
+offered for download on the protocol page."""
 
 
 def _id(request: web.Request, what: str) -> int:
@@ -159,7 +159,7 @@ def _bots_zip() -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for name in ["__init__.py", *reference_bots()]:
-            archive.write(BOTS_DIR / name, f"bots/{name}")
+            archive.write(BOTS_DIR / name, f"merknera_bots/{name}")
     return buffer.getvalue()
 
 
@@ -176,7 +176,8 @@ async def bot_source(request: web.Request) -> web.StreamResponse:
 
 @routes.get("/downloads/merknera-bots.zip", name="bots_zip")
 async def bots_zip(_request: web.Request) -> web.StreamResponse:
-    """Every reference bot in one zip (a ``bots/`` package: run ``python -m bots.<game>``)."""
+    """Every reference bot in one zip (a ``merknera_bots/`` package: run
+    ``python -m merknera_bots.<game>``)."""
     return web.Response(body=_bots_zip(), content_type="application/zip",
                         headers={"Content-Disposition":
                                  'attachment; filename="merknera-bots.zip"'})

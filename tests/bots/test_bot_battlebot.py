@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from pytest_aiohttp import AiohttpClient
 
-from bots import noughtsandcrosses, numberwang
 from merknera.games.base import Outcome
 from merknera.games.battlebot import (
     NoughtsAndCrosses,
@@ -24,6 +23,7 @@ from merknera.games.battlebot import (
     NumberwangState,
     NumberwangTurn,
 )
+from merknera_bots import noughtsandcrosses, numberwang
 
 NOUGHTS = NoughtsAndCrosses()
 WANG = Numberwang()

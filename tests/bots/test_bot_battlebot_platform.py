@@ -6,8 +6,8 @@ from typing import Any
 
 from pytest_aiohttp import AiohttpServer
 
-from bots import noughtsandcrosses, numberwang
 from merknera.games import JSON
+from merknera_bots import noughtsandcrosses, numberwang
 from tests.support import Arena, ScriptedBot, serve_bot
 
 

@@ -1,5 +1,6 @@
-"""``python -m bots.noughtsandcrosses`` and ``python -m bots.numberwang`` as real processes:
-the common options, the READY line, a NextMove over HTTP, and a clean stop on SIGTERM."""
+"""``python -m merknera_bots.noughtsandcrosses`` and ``python -m merknera_bots.numberwang`` as
+real processes: the common options, the READY line, a NextMove over HTTP, and a clean stop on
+SIGTERM."""
 
 from __future__ import annotations
 
@@ -21,9 +22,9 @@ WANG_STATE = {"players": ["me", "you"], "nextPlayer": "me", "complete": False,
 
 
 @pytest.mark.parametrize(("module", "args", "method", "state", "name", "result"), [
-    ("bots.noughtsandcrosses", ["--strategy", "perfect"], "NoughtsAndCrosses.NextMove",
+    ("merknera_bots.noughtsandcrosses", ["--strategy", "perfect"], "NoughtsAndCrosses.NextMove",
      NOUGHTS_STATE, "noughtsandcrosses-perfect", {"mark": "O", "space": [1, 1]}),
-    ("bots.numberwang", ["--strategy", "good", "--name", "wang", "--version", "2.0"],
+    ("merknera_bots.numberwang", ["--strategy", "good", "--name", "wang", "--version", "2.0"],
      "Numberwang.NextMove", WANG_STATE, "wang", {"n": 10}),
 ])
 async def test_serve_only_answers_a_move_and_stops(module: str, args: list[str], method: str,

@@ -18,15 +18,6 @@ import aiohttp
 import pytest
 from pytest_aiohttp import AiohttpClient
 
-from bots.hexagons import (
-    Position,
-    choose_good,
-    choose_random,
-    geometry,
-    line_to_wire,
-    make_bot,
-    read_position,
-)
 from merknera.games.base import SeatResult
 from merknera.games.hexagons import (
     Hexagons,
@@ -36,6 +27,15 @@ from merknera.games.hexagons import (
     lattice,
     line_between,
     render,
+)
+from merknera_bots.hexagons import (
+    Position,
+    choose_good,
+    choose_random,
+    geometry,
+    line_to_wire,
+    make_bot,
+    read_position,
 )
 from tests.support.bot_process import PATIENCE, bot_process, ready_line
 
@@ -260,7 +260,7 @@ def test_unknown_strategy() -> None:
 
 
 async def test_the_command_line_serves_moves() -> None:
-    async with bot_process("bots.hexagons", "--no-register", "--port", "0",
+    async with bot_process("merknera_bots.hexagons", "--no-register", "--port", "0",
                            "--strategy", "good", "--seed", "5") as process:
         word, port, name = await ready_line(process)
         assert (word, name) == ("READY", "hexagons-good")

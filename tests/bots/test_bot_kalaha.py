@@ -14,7 +14,8 @@ import aiohttp
 import pytest
 from pytest_aiohttp import AiohttpClient
 
-from bots.kalaha import (
+from merknera.games.kalaha import Board, Kalaha, Sow
+from merknera_bots.kalaha import (
     DEPTH,
     OVER,
     Position,
@@ -26,7 +27,6 @@ from bots.kalaha import (
     read_position,
     sow,
 )
-from merknera.games.kalaha import Board, Kalaha, Sow
 from tests.support.bot_process import PATIENCE, bot_process, ready_line
 
 GAME = Kalaha()
@@ -157,7 +157,7 @@ def test_good_does_bounded_work(monkeypatch: pytest.MonkeyPatch) -> None:
         return sow(pos, player, pit)
 
     # The search looks sow up in its module at every call, so this sees each one.
-    monkeypatch.setattr("bots.kalaha.sow", counted)
+    monkeypatch.setattr("merknera_bots.kalaha.sow", counted)
     work: list[tuple[int, Position, int]] = []
     for board, seat in random_positions(2, seed=3):
         sowings = 0
@@ -274,7 +274,7 @@ def test_unknown_strategy() -> None:
 
 
 async def test_the_command_line_serves_and_stops() -> None:
-    async with bot_process("bots.kalaha", "--no-register", "--port", "0",
+    async with bot_process("merknera_bots.kalaha", "--no-register", "--port", "0",
                            "--strategy", "good") as process:
         word, port, name = await ready_line(process)
         assert (word, name) == ("READY", "kalaha-good")

@@ -1,4 +1,4 @@
-"""bots.kit's JSON-RPC server, served for real by aiohttp, and its signatures."""
+"""merknera_bots.kit's JSON-RPC server, served for real by aiohttp, and its signatures."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
-from bots.kit import (
+from merknera_bots.kit import (
     SIGNATURE_HEADER,
     TIMESTAMP_HEADER,
     Bot,
@@ -22,7 +22,7 @@ from bots.kit import (
     sign,
     verify,
 )
-from bots.tictactoe import make_bot
+from merknera_bots.tictactoe import make_bot
 
 SECRET = "00112233445566778899aabbccddeeff"
 BOARD = ["X", "", "O", "", "X", "", "", "O", ""]
@@ -109,7 +109,7 @@ async def test_lifecycle_defaults(aiohttp_client: AiohttpClient,
     client = await aiohttp_client(make_bot("perfect").make_app())
     _, reply = await _post(client, _call("TicTacToe.NewGame", {"gameid": 4, "players": 2}))
     assert reply["result"] == {"status": "READY"}
-    with caplog.at_level(logging.INFO, logger="bots.kit"):
+    with caplog.at_level(logging.INFO, logger="merknera_bots.kit"):
         _, reply = await _post(client, _call(
             "TicTacToe.Complete", {"gameid": 4, "winner": True, "mark": "X", "gamestate": BOARD}))
         assert reply["result"] is None
@@ -141,7 +141,7 @@ async def test_a_crashing_handler_leaks_nothing(aiohttp_client: AiohttpClient,
         raise RuntimeError("secret path /etc/x")
 
     client = await aiohttp_client(Bot("TicTacToe", next_move).make_app())
-    with caplog.at_level(logging.ERROR, logger="bots.kit"):
+    with caplog.at_level(logging.ERROR, logger="merknera_bots.kit"):
         _, reply = await _post(client, _call("TicTacToe.NextMove", {"gameid": 1}))
     assert reply["error"] == {"code": -32603, "message": "Internal error"}
     assert "/etc/x" not in json.dumps(reply)

@@ -1,4 +1,5 @@
-"""``python -m bots.tictactoe`` as a real process: READY line, moves, registration, signals."""
+"""``python -m merknera_bots.tictactoe`` as a real process: READY line, moves, registration,
+signals."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import aiohttp
 from aiohttp import web
 from pytest_aiohttp import AiohttpServer
 
-from bots.kit import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
+from merknera_bots.kit import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
 from tests.support.bot_process import PATIENCE, bot_process, ready_line
 
 SECRET = "cd" * 32
@@ -40,7 +41,7 @@ async def _next_move(port: int, headers: dict[str, str] | None = None,
 
 
 async def test_serve_only_answers_moves_and_stops_on_sigterm() -> None:
-    async with bot_process("bots.tictactoe", "--no-register", "--port", "0",
+    async with bot_process("merknera_bots.tictactoe", "--no-register", "--port", "0",
                            "--strategy", "perfect") as process:
         word, port, name = await ready_line(process)
         assert word == "READY"
@@ -65,7 +66,7 @@ async def test_registers_then_checks_signatures_and_stops_on_sigint(
     app = web.Application()
     app.router.add_post("/rpc", rpc)
     platform = await aiohttp_server(app)
-    async with bot_process("bots.tictactoe", "--platform", str(platform.make_url("/")),
+    async with bot_process("merknera_bots.tictactoe", "--platform", str(platform.make_url("/")),
                            "--token", "t0k3n", "--port", "0", "--strategy", "random",
                            "--seed", "1", "--name", "ttt", "--version", "2.0.0") as process:
         word, port, name = await ready_line(process)
@@ -93,7 +94,7 @@ async def test_a_refused_registration_exits_2(aiohttp_server: AiohttpServer) -> 
     app = web.Application()
     app.router.add_post("/rpc", rpc)
     platform = await aiohttp_server(app)
-    async with bot_process("bots.tictactoe", "--platform", str(platform.make_url("/rpc")),
+    async with bot_process("merknera_bots.tictactoe", "--platform", str(platform.make_url("/rpc")),
                            "--token", "nope", "--port", "0") as process:
         code = await asyncio.wait_for(process.wait(), PATIENCE)
         assert process.stdout is not None and process.stderr is not None

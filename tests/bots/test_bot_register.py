@@ -1,4 +1,4 @@
-"""bots.launcher.register() against a tiny aiohttp server playing the platform."""
+"""merknera_bots.launcher.register() against a tiny aiohttp server playing the platform."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from pytest_aiohttp import AiohttpServer
 
-from bots.launcher import RegisterResult, RegistrationError, platform_rpc_url, register
+from merknera_bots.launcher import RegisterResult, RegistrationError, platform_rpc_url, register
 from tests.support import free_port
 
 GREETING = "Hello, tester (version: 1.0.0), good luck with Tic-Tac-Toe!"

@@ -23,16 +23,16 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from pytest_aiohttp import AiohttpClient, AiohttpServer
 
-from bots.scrabble import ScrabblePlayer
-from bots.scrabble_assets import AssetCache, sha1_of
-from bots.scrabble_check import check_play
-from bots.scrabble_files import BoardLayout, LetterSet
-from bots.scrabble_lexicon import Lexicon, Move, Position, Tile
-from bots.scrabble_movegen import generate_moves
+from merknera.assets import default_directory
+from merknera_bots.scrabble import ScrabblePlayer
+from merknera_bots.scrabble_assets import AssetCache, sha1_of
+from merknera_bots.scrabble_check import check_play
+from merknera_bots.scrabble_files import BoardLayout, LetterSet
+from merknera_bots.scrabble_lexicon import Lexicon, Move, Position, Tile
+from merknera_bots.scrabble_movegen import generate_moves
 from tests.support.bot_process import bot_process, ready_line
 
-REPO = Path(__file__).resolve().parents[2]
-ASSETS = REPO / "assets" / "scrabble"
+ASSETS = default_directory() / "scrabble"
 # A guard against a hung process or server, not a measurement.
 PATIENCE = 30.0
 
@@ -452,9 +452,9 @@ async def test_bad_next_move_params(make_player: Factory, assets: AssetServer,
 
 async def test_the_command_line_registers_prepares_and_plays(
         assets: AssetServer, platform: FakePlatform, tmp_path: Path) -> None:
-    async with bot_process("bots.scrabble", "--strategy", "best", "--platform", platform.url,
-                           "--token", "t0k", "--port", "0", "--cache", str(tmp_path / "c"),
-                           "--version", "2.1") as process:
+    async with bot_process("merknera_bots.scrabble", "--strategy", "best", "--platform",
+                           platform.url, "--token", "t0k", "--port", "0", "--cache",
+                           str(tmp_path / "c"), "--version", "2.1") as process:
         word, port, name = await ready_line(process)
         assert (word, name) == ("READY", "scrabble-best")
         (register,) = platform.calls

@@ -1,7 +1,7 @@
 """The Scrabble bots' word graph and move generator, against brute force.
 
-The checkers here share no code with ``bots.scrabble_lexicon``'s search: ``_referee`` scores
-a play by the rules from the board, and ``_brute_force`` tries every placement of every
+The checkers here share no code with ``merknera_bots.scrabble_lexicon``'s search: ``_referee``
+scores a play by the rules from the board, and ``_brute_force`` tries every placement of every
 ordering of the rack's tiles (every letter for a blank) on every line.
 """
 
@@ -14,16 +14,16 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import cache
-from pathlib import Path
 
 import pytest
 
-from bots.scrabble_check import IllegalPlayError, check_play
-from bots.scrabble_files import BLANK, BoardLayout, LetterSet
-from bots.scrabble_lexicon import Lexicon, Move, Position, Tile
-from bots.scrabble_movegen import best_move, generate_moves
+from merknera.assets import default_directory
+from merknera_bots.scrabble_check import IllegalPlayError, check_play
+from merknera_bots.scrabble_files import BLANK, BoardLayout, LetterSet
+from merknera_bots.scrabble_lexicon import Lexicon, Move, Position, Tile
+from merknera_bots.scrabble_movegen import best_move, generate_moves
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets" / "scrabble"
+ASSETS = default_directory() / "scrabble"
 
 PointsTable = dict[str, int]
 Play = tuple[tuple[Tile, ...], int]

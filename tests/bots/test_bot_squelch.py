@@ -1,4 +1,5 @@
-"""The Squelch reference strategies (bots/squelch.py): good plays for points, random for fun.
+"""The Squelch reference strategies (merknera_bots/squelch.py): good plays for points, random
+for fun.
 
 The strategies are checked on sample rolls, against the platform's own scoring, and in whole
 matches played by the platform's rules (merknera.games.squelch) with seeded dice.
@@ -13,7 +14,9 @@ from collections.abc import Callable
 
 import pytest
 
-from bots.squelch import (
+from merknera.games.base import CHANCE
+from merknera.games.squelch import Choice, Squelch, SquelchState, scorings
+from merknera_bots.squelch import (
     Option,
     Situation,
     chase_chance,
@@ -22,8 +25,6 @@ from bots.squelch import (
     roll_scores,
     turn_value,
 )
-from merknera.games.base import CHANCE
-from merknera.games.squelch import Choice, Squelch, SquelchState, scorings
 
 GAME = Squelch()
 

@@ -1,5 +1,5 @@
 """The Squelchbot REST API reference bot over real HTTP: a match's calls, repeated calls,
-malformed bodies, signatures, its memory cap, and ``python -m bots.squelch_rest``."""
+malformed bodies, signatures, its memory cap, and ``python -m merknera_bots.squelch_rest``."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from pytest_aiohttp import AiohttpClient, AiohttpServer
 
-from bots.kit import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
-from bots.launcher import register
-from bots.squelch_rest import MAX_BODY, SquelchRestBot
+from merknera_bots.kit import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
+from merknera_bots.launcher import register
+from merknera_bots.squelch_rest import MAX_BODY, SquelchRestBot
 from tests.support.bot_process import PATIENCE, bot_process, ready_line
 
 Client = TestClient[Any, Any]
@@ -260,7 +260,7 @@ async def test_register_sends_the_protocol_only_when_given(
 async def test_the_command_line_registers_its_base_url_and_serves(
         aiohttp_server: AiohttpServer) -> None:
     platform, seen = await registrar(aiohttp_server)
-    async with bot_process("bots.squelch_rest", "--strategy", "random", "--seed", "1",
+    async with bot_process("merknera_bots.squelch_rest", "--strategy", "random", "--seed", "1",
                            "--platform", str(platform.make_url("/")), "--token", "t0k3n",
                            "--port", "0") as process:
         word, port, name = await ready_line(process)
@@ -280,7 +280,7 @@ async def test_the_command_line_registers_its_base_url_and_serves(
 
 
 async def test_help_lists_the_strategies() -> None:
-    async with bot_process("bots.squelch_rest", "--help") as process:
+    async with bot_process("merknera_bots.squelch_rest", "--help") as process:
         assert await asyncio.wait_for(process.wait(), PATIENCE) == 0
         assert process.stdout is not None
         assert "--strategy {good,random}" in (await process.stdout.read()).decode()

@@ -1,5 +1,5 @@
 """The Squelch reference bot served over real HTTP: the calls of a match, NextMove answers,
-idempotency, bad params, and ``python -m bots.squelch`` as a process."""
+idempotency, bad params, and ``python -m merknera_bots.squelch`` as a process."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import aiohttp
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
-from bots.squelch import make_bot
+from merknera_bots.squelch import make_bot
 from tests.support.bot_process import PATIENCE, bot_process, ready_line
 
 Client = TestClient[Any, Any]
@@ -129,7 +129,7 @@ async def test_bad_params_are_refused(aiohttp_client: AiohttpClient) -> None:
 
 
 async def test_the_command_line_serves_and_stops() -> None:
-    async with bot_process("bots.squelch", "--strategy", "good", "--no-register",
+    async with bot_process("merknera_bots.squelch", "--strategy", "good", "--no-register",
                            "--port", "0") as process:
         word, port, name = await ready_line(process)
         assert (word, name) == ("READY", "squelch-good")

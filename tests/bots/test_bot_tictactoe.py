@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from bots.tictactoe import (
+from merknera_bots.tictactoe import (
     choose_perfect,
     choose_random,
     empty_cells,

@@ -2,8 +2,8 @@
 ``e2e`` fixture, and the web tests' store builder).
 
 Everything here starts real programs (``python -m merknera serve``, ``python -m merknera user
-add``, ``python -m bots.tictactoe``) in the test's ``tmp_path``, talks to them over HTTP and
-reads the SQLite file they write.  Every process is stopped when the test ends, passed or
+add``, ``python -m merknera_bots.tictactoe``) in the test's ``tmp_path``, talks to them over
+HTTP and reads the SQLite file they write.  Every process is stopped when the test ends, passed or
 failed (SIGTERM, then SIGKILL), and a failed test prints the tail of every process's stderr.
 
 Timeouts here are safety nets against a hung process, never measurements: a condition is
@@ -107,10 +107,20 @@ class Processes:
         self.python = sys.executable
         """The interpreter every process runs on (a test may give another virtual
         environment's)."""
+        self.merknera: tuple[str, ...] = ("-m", "merknera")
+        """The ``merknera`` command, as arguments of :attr:`python`."""
         self.children: list[Child] = []
         self._env = {k: v for k, v in os.environ.items() if not k.startswith("MERKNERA_")}
         self._env["PYTHONPATH"] = os.pathsep.join(
             [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
+
+    def installed(self, python: Path) -> None:
+        """Run every process on ``python``, a virtual environment where Merknera is installed,
+        as an operator runs it: its ``merknera`` console script, and nothing of the
+        repository on the path."""
+        self.python = str(python)
+        self.merknera = (str(python.with_name("merknera")),)
+        self._env.pop("PYTHONPATH", None)
 
     async def start(self, label: str, *args: str, open_files: int | None = None) -> Child:
         """``python <args>`` with stdout piped (read it with :meth:`first_line`);
@@ -224,7 +234,7 @@ class PlatformProcess:
 
 @dataclass
 class BotProcess:
-    """A running ``python -m bots.tictactoe``, registered with the platform."""
+    """A running ``python -m merknera_bots.tictactoe``, registered with the platform."""
 
     child: Child
     name: str
@@ -247,8 +257,8 @@ class E2E:
 
     async def add_user(self, name: str) -> str:
         """``merknera user add NAME``; returns the token (the last line it prints)."""
-        out = await self.processes.run(f"user-{name}", "-m", "merknera", "user", "add", name,
-                                       "--db", str(self.db))
+        out = await self.processes.run(f"user-{name}", *self.processes.merknera, "user", "add",
+                                       name, "--db", str(self.db))
         lines = out.strip().splitlines()
         assert lines, f"merknera user add {name} printed nothing"
         token = lines[-1].strip()
@@ -262,7 +272,7 @@ class E2E:
         assert self.platform is None or not self.platform.child.running, \
             "a platform is running already"
         settings = {**PLATFORM_OPTIONS, **{k.replace("_", "-"): v for k, v in options.items()}}
-        args = ["-m", "merknera", "serve", "--db", str(self.db), "--host", "127.0.0.1",
+        args = [*self.processes.merknera, "serve", "--db", str(self.db), "--host", "127.0.0.1",
                 "--port", "0"]
         for key, value in settings.items():
             args += [f"--{key}", value]
@@ -274,7 +284,7 @@ class E2E:
 
     async def start_bot(self, strategy: str, name: str, token: str, *, delay: float = 0.0,
                         seed: int | None = None, version: str = "1.0.0",
-                        module: str = "bots.tictactoe",
+                        module: str = "merknera_bots.tictactoe",
                         extra: Sequence[str] = ()) -> BotProcess:
         """A reference bot (tic-tac-toe unless ``module`` says otherwise), registered (its
         READY line read)."""

@@ -95,8 +95,8 @@ async def test_both_protocols_play_each_other_and_their_games_are_the_platforms(
 async def test_a_lone_client_plays_a_json_rpc_bot_after_the_wait(e2e: E2E) -> None:
     url = await start_listener(e2e, battlebot_match_wait="0.5")
     token = await e2e.add_user("rpc-owner")
-    await e2e.start_bot("perfect", "Noughty", token, module="bots.noughtsandcrosses")
-    await e2e.start_bot("good", "Wanger", token, module="bots.numberwang")
+    await e2e.start_bot("perfect", "Noughty", token, module="merknera_bots.noughtsandcrosses")
+    await e2e.start_bot("good", "Wanger", token, module="merknera_bots.numberwang")
     runs = await run_clients(e2e, url, [
         ("loner", {"era": "a", "extra": ["--games", "2"]}),
         ("hermit", {"era": "c", "game": "numberwang"})])
@@ -242,7 +242,7 @@ async def test_the_ladder_seats_a_connected_client(e2e: E2E) -> None:
     url = await start_listener(e2e, battlebot_match_wait="600", ladder="true",
                                ladder_interval="0.3")
     token = await e2e.add_user("rpc-owner")
-    await e2e.start_bot("perfect", "Laddered", token, module="bots.noughtsandcrosses")
+    await e2e.start_bot("perfect", "Laddered", token, module="merknera_bots.noughtsandcrosses")
     run = (await run_clients(e2e, url, [("climber", {"era": "c",
                                                      "extra": ["--games", "2"]})]))["climber"]
     assert run.code == 0 and len(run.results) == 2
@@ -255,8 +255,8 @@ async def test_the_ladder_seats_a_connected_client(e2e: E2E) -> None:
 async def test_a_tournament_seats_a_connected_client(e2e: E2E) -> None:
     url = await start_listener(e2e, battlebot_match_wait="600")
     token = await e2e.add_user("rpc-owner")
-    await e2e.start_bot("perfect", "Laddered", token, module="bots.noughtsandcrosses")
-    await e2e.start_bot("random", "Entrant", token, module="bots.noughtsandcrosses")
+    await e2e.start_bot("perfect", "Laddered", token, module="merknera_bots.noughtsandcrosses")
+    await e2e.start_bot("random", "Entrant", token, module="merknera_bots.noughtsandcrosses")
     await e2e.wait_all_finished(2)  # their registration round robin
     registered = await finish(await start_client(e2e, url, "climber", era="a",
                                                  extra=["--login-only"]), "climber")
@@ -315,12 +315,12 @@ async def test_a_game_ended_elsewhere_lets_its_client_go(e2e: E2E) -> None:
     url = await start_listener(e2e, battlebot_match_wait="0.5",
                                battlebot_salt_turn_limit="60")
     token = await e2e.add_user("rpc-owner")
-    await e2e.start_bot("perfect", "Victim", token, module="bots.noughtsandcrosses")
+    await e2e.start_bot("perfect", "Victim", token, module="merknera_bots.noughtsandcrosses")
     stuck = await start_client(e2e, url, "stuck", era="a", behaviour="slow",
                                extra=["--delay", "15"])
     game_id = await _running_game(e2e)
     # A new version of the opponent ends the game without a result...
-    await e2e.start_bot("perfect", "Victim", token, module="bots.noughtsandcrosses",
+    await e2e.start_bot("perfect", "Victim", token, module="merknera_bots.noughtsandcrosses",
                         version="2.0.0")
     game = await e2e.game(game_id)
     assert (game["status"], game["reason"]) == ("FINISHED", "SUPERSEDED")
@@ -362,7 +362,7 @@ async def test_a_game_cancelled_while_waiting_for_its_client_does_not_keep_it(
         e2e: E2E) -> None:
     url = await start_listener(e2e, battlebot_match_wait="0.5")
     token = await e2e.add_user("rpc-owner")
-    await e2e.start_bot("perfect", "Host", token, module="bots.noughtsandcrosses")
+    await e2e.start_bot("perfect", "Host", token, module="merknera_bots.noughtsandcrosses")
     late = await finish(await start_client(e2e, url, "late", era="a",
                                            extra=["--login-only"]), "late")
     await _round_robin_of_every_bot(e2e)
@@ -374,7 +374,7 @@ async def test_a_game_cancelled_while_waiting_for_its_client_does_not_keep_it(
         return (rows[0]["id"] if rows else None), f"{[tuple(row) for row in rows]}"
 
     game_id = await e2e.wait_until("the tournament's game", waiting)
-    await e2e.start_bot("perfect", "Host", token, module="bots.noughtsandcrosses",
+    await e2e.start_bot("perfect", "Host", token, module="merknera_bots.noughtsandcrosses",
                         version="2.0.0")
     assert (await e2e.game(game_id))["reason"] == "SUPERSEDED"
     # The client that connects now is free for another game (the new version's

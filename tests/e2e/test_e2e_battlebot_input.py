@@ -83,7 +83,7 @@ async def _post(session: aiohttp.ClientSession, url: str, body: Any) -> tuple[in
 async def test_registrations_refused_with_battlebots_messages(e2e: E2E) -> None:
     url = await start_listener(e2e)
     token = await e2e.add_user("account")
-    await e2e.start_bot("perfect", "Taken", token, module="bots.noughtsandcrosses")
+    await e2e.start_bot("perfect", "Taken", token, module="merknera_bots.noughtsandcrosses")
     session = e2e.session
     refusals = [
         ("/bots/chess", {"bot_id": "a", "owner": "b"}, "Game not recognised"),

@@ -10,11 +10,11 @@ from typing import Any
 from tests.e2e.harness import E2E
 
 BOTS = {
-    "SQUELCH": ("bots.squelch", "good"),
-    "HEXAGONS": ("bots.hexagons", "good"),
-    "NOUGHTSANDCROSSES": ("bots.noughtsandcrosses", "perfect"),
-    "NUMBERWANG": ("bots.numberwang", "good"),
-    "KALAHA": ("bots.kalaha", "good"),
+    "SQUELCH": ("merknera_bots.squelch", "good"),
+    "HEXAGONS": ("merknera_bots.hexagons", "good"),
+    "NOUGHTSANDCROSSES": ("merknera_bots.noughtsandcrosses", "perfect"),
+    "NUMBERWANG": ("merknera_bots.numberwang", "good"),
+    "KALAHA": ("merknera_bots.kalaha", "good"),
 }
 
 

@@ -332,7 +332,7 @@ async def test_a_lone_match_client_plays_a_json_rpc_bot_whose_name_no_guest_may_
         e2e: E2E) -> None:
     url = await start_listener(e2e, hexagons_match_wait="0.5")
     token = await e2e.add_user("rpc-owner")
-    await e2e.start_bot("good", "Hexer", token, module="bots.hexagons")
+    await e2e.start_bot("good", "Hexer", token, module="merknera_bots.hexagons")
     handle = await create_game(e2e, url)
     loner = await start_client(e2e, url, "loner", match=True)
     impostor = await start_client(e2e, url, "Hexer", game=handle)

@@ -73,12 +73,12 @@ async def test_every_http_api_is_what_its_document_says(e2e: E2E) -> None:
     token = await e2e.add_user("contract")
     await e2e.start_bots(token, [("perfect", "Polly", 0.0), ("random", "Rita", 0.0),
                                  ("random", "Rob", 0.0)])
-    for strategy, name, module in (("good", "Sower", "bots.kalaha"),
-                                   ("random", "Scatter", "bots.kalaha"),
-                                   ("good", "Honeycomb", "bots.hexagons"),
-                                   ("random", "Hexed", "bots.hexagons"),
-                                   ("perfect", "Noughty", "bots.noughtsandcrosses"),
-                                   ("random", "Crossed", "bots.noughtsandcrosses")):
+    for strategy, name, module in (("good", "Sower", "merknera_bots.kalaha"),
+                                   ("random", "Scatter", "merknera_bots.kalaha"),
+                                   ("good", "Honeycomb", "merknera_bots.hexagons"),
+                                   ("random", "Hexed", "merknera_bots.hexagons"),
+                                   ("perfect", "Noughty", "merknera_bots.noughtsandcrosses"),
+                                   ("random", "Crossed", "merknera_bots.noughtsandcrosses")):
         await e2e.start_bot(strategy, name, token, module=module)
     finished = await played(e2e, 12)  # the round robins: 6 tic-tac-toe games, 2 of each other
     assert {game["game"] for game in finished} == {"TICTACTOE", "KALAHA", "HEXAGONS",

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
+from merknera.assets import default_directory
 from tests.e2e.harness import E2E
 
 BOTS = (("best", "best-1"), ("best", "best-2"), ("random", "random-1"), ("random", "random-2"))
-ASSETS = Path(__file__).resolve().parents[2] / "assets" / "scrabble"
+ASSETS = default_directory() / "scrabble"
 WORDS = frozenset((ASSETS / "dictionary-english.txt").read_text("ascii").split())
 
 
@@ -33,7 +33,7 @@ async def test_scrabble_bots_download_the_assets_and_play_tables_of_two_to_four(
     await e2e.start_platform()
     for seed, (strategy, name) in enumerate(BOTS):
         cache = e2e.tmp_path / f"cache-{name}"
-        await e2e.start_bot(strategy, name, token, seed=seed, module="bots.scrabble",
+        await e2e.start_bot(strategy, name, token, seed=seed, module="merknera_bots.scrabble",
                             extra=("--cache", str(cache)))
     summaries = await e2e.wait_all_finished(15)
     games: list[dict[str, Any]] = [await e2e.game(summary["id"]) for summary in summaries]

@@ -1,6 +1,6 @@
 """Squelch bots of both wires end to end: the platform, two reference bots that speak the
-Squelchbot REST API (``python -m bots.squelch_rest``, good and random) and the reference
-JSON-RPC bot (``python -m bots.squelch``), all real processes.
+Squelchbot REST API (``python -m merknera_bots.squelch_rest``, good and random) and the reference
+JSON-RPC bot (``python -m merknera_bots.squelch``), all real processes.
 
 The round robin at registration gives seven matches: each REST bot against the JSON-RPC bot
 and the two REST bots against each other, both seatings, and one match of all three (the
@@ -14,8 +14,8 @@ from collections import Counter
 
 from tests.e2e.harness import E2E
 
-REST = "bots.squelch_rest"
-RPC = "bots.squelch"
+REST = "merknera_bots.squelch_rest"
+RPC = "merknera_bots.squelch"
 
 
 async def test_rest_bots_play_json_rpc_bots_and_each_other(e2e: E2E) -> None:

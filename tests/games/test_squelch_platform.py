@@ -2,7 +2,7 @@
 
 The registered game is swapped for its duration for one with short matches (two games to
 1000 points).  One seat is the reference ``good`` bot served
-by bots.kit, the other a scripted bot that records every call, takes the first option and
+by merknera_bots.kit, the other a scripted bot that records every call, takes the first option and
 stays, except that its first reply takes an option that does not exist.
 """
 
@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from pytest_aiohttp import AiohttpServer
 
-from bots.squelch import make_bot
 from merknera.games import JSON, REGISTRY
 from merknera.games.squelch import Squelch
+from merknera_bots.squelch import make_bot
 from tests.support import Arena, ScriptedBot
 
 SETTINGS = {"dieCount": 6, "maxPoints": 1000, "gameCount": 2, "maxTurns": 200}

@@ -34,9 +34,6 @@ import pytest
 from aiohttp import web
 from pytest_aiohttp import AiohttpServer
 
-from bots import hexagons as hexagon_bot
-from bots import kalaha as kalaha_bot
-from bots import noughtsandcrosses as noughts_bot
 from merknera.app import Platform
 from merknera.config import (
     CallSettings,
@@ -52,6 +49,9 @@ from merknera.protocol.faults import FaultKind
 from merknera.scheduler.play import STRIKE_FAULTS
 from merknera.scheduler.registration import RegistrationRequest
 from merknera.store import users
+from merknera_bots import hexagons as hexagon_bot
+from merknera_bots import kalaha as kalaha_bot
+from merknera_bots import noughtsandcrosses as noughts_bot
 from tests.support import until
 
 SEED = 20261124

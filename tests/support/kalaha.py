@@ -244,7 +244,7 @@ def invalid_uuid(text: str) -> str:
 
 async def kalaha_bot(e2e: E2E, token: str, name: str, strategy: str = "good") -> int:
     """A reference Kalaha bot, registered; its id."""
-    await e2e.start_bot(strategy, name, token, module="bots.kalaha", seed=7)
+    await e2e.start_bot(strategy, name, token, module="merknera_bots.kalaha", seed=7)
     found = [b for b in (await e2e.get(f"/api/bots?game={GAME}"))["bots"] if b["name"] == name]
     assert len(found) == 1, found
     assert found[0]["status"] == "ONLINE", found

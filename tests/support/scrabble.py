@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 from functools import cache
 from itertools import combinations
-from pathlib import Path
 
+from merknera.assets import default_directory
 from merknera.games import IllegalMoveError, Seat
 from merknera.games.scrabble import (
     BLANK,
@@ -28,7 +28,7 @@ from merknera.games.scrabble import (
     score_play,
 )
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets" / "scrabble"
+ASSETS = default_directory() / "scrabble"
 FILES = {
     "gameboard": (ASSETS / "board-standard.json").read_bytes(),
     "dictionary": (ASSETS / "dictionary-english.txt").read_bytes(),

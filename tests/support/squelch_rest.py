@@ -21,10 +21,10 @@ import pytest
 from aiohttp import web
 from pytest_aiohttp import AiohttpServer
 
-from bots.squelch import make_bot
 from merknera.games import JSON
 from merknera.games.squelch import Squelch
 from merknera.protocol.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
+from merknera_bots.squelch import make_bot
 from tests.support import Arena
 
 SETTINGS = {"dieCount": 6, "maxPoints": 1000, "gameCount": 2, "maxTurns": 200}

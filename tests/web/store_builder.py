@@ -23,22 +23,22 @@ HOSTILE_DESCRIPTION = '<img src=x onerror="alert(2)"> & <b>bold</b>'
 HOSTILE_WEBSITE = "javascript:alert(3)"
 
 BOTS: tuple[tuple[str, str, str], ...] = (
-    ("bots.tictactoe", "perfect", "Perfect Polly"),
-    ("bots.tictactoe", "random", "Random Rita"),
-    ("bots.tictactoe", "random", HOSTILE_NAME),
-    ("bots.scrabble", "best", "Wordsmith"),
-    ("bots.scrabble", "random", "Scribbler"),
-    ("bots.scrabble", "random", "Doodler"),
-    ("bots.squelch", "good", "Dicey Dora"),
-    ("bots.squelch", "random", "Reckless Rick"),
-    ("bots.hexagons", "good", "Honeycomb"),
-    ("bots.hexagons", "random", "Hexed"),
-    ("bots.noughtsandcrosses", "perfect", "Noughty"),
-    ("bots.noughtsandcrosses", "random", "Crossed Wires"),
-    ("bots.numberwang", "good", "That's Numberwang"),
-    ("bots.numberwang", "random", "Wangernumb"),
-    ("bots.kalaha", "good", "Sower"),
-    ("bots.kalaha", "random", "Scatter"),
+    ("merknera_bots.tictactoe", "perfect", "Perfect Polly"),
+    ("merknera_bots.tictactoe", "random", "Random Rita"),
+    ("merknera_bots.tictactoe", "random", HOSTILE_NAME),
+    ("merknera_bots.scrabble", "best", "Wordsmith"),
+    ("merknera_bots.scrabble", "random", "Scribbler"),
+    ("merknera_bots.scrabble", "random", "Doodler"),
+    ("merknera_bots.squelch", "good", "Dicey Dora"),
+    ("merknera_bots.squelch", "random", "Reckless Rick"),
+    ("merknera_bots.hexagons", "good", "Honeycomb"),
+    ("merknera_bots.hexagons", "random", "Hexed"),
+    ("merknera_bots.noughtsandcrosses", "perfect", "Noughty"),
+    ("merknera_bots.noughtsandcrosses", "random", "Crossed Wires"),
+    ("merknera_bots.numberwang", "good", "That's Numberwang"),
+    ("merknera_bots.numberwang", "random", "Wangernumb"),
+    ("merknera_bots.kalaha", "good", "Sower"),
+    ("merknera_bots.kalaha", "random", "Scatter"),
 )
 GAMES = frozenset(("TICTACTOE", "SCRABBLE", "SQUELCH", "HEXAGONS", "NOUGHTSANDCROSSES",
                    "NUMBERWANG", "KALAHA"))
@@ -67,7 +67,7 @@ async def build(workdir: Path) -> None:
             await asyncio.gather(*(
                 e2e.start_bot(strategy, name, token, seed=index, module=module,
                               extra=("--cache", str(workdir / f"cache-{index}"))
-                              if module == "bots.scrabble" else ())
+                              if module == "merknera_bots.scrabble" else ())
                 for index, (module, strategy, name) in enumerate(BOTS)))
             await e2e.wait_until("every game of every kind finished",
                                  lambda: _all_played(e2e), patience=120)

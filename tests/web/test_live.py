@@ -59,7 +59,7 @@ async def arena(tmp_path: Path, aiohttp_server: AiohttpServer) -> AsyncIterator[
     try:
         for name in ("Slow Sam", "Slow Sue"):
             child = await processes.start(
-                f"bot-{name}", "-m", "bots.tictactoe", "--strategy", "perfect", "--delay",
+                f"bot-{name}", "-m", "merknera_bots.tictactoe", "--strategy", "perfect", "--delay",
                 str(DELAY), "--platform", site.url, "--token", token, "--port", "0",
                 "--name", name)
             await processes.first_line(child, READY)

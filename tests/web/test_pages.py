@@ -223,8 +223,8 @@ async def test_the_reference_bots_can_be_downloaded(site: Site,
         assert response.status == 200
         archive = zipfile.ZipFile(io.BytesIO(await response.read()))
     names = set(archive.namelist())
-    assert {"bots/__init__.py", "bots/kit.py", "bots/launcher.py", "bots/tictactoe.py",
-            "bots/scrabble.py"} <= names
+    assert {"merknera_bots/__init__.py", "merknera_bots/kit.py", "merknera_bots/launcher.py",
+            "merknera_bots/tictactoe.py", "merknera_bots/scrabble.py"} <= names
 
 
 def rebuilt(replay: dict[str, Any]) -> list[Any]:

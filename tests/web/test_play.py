@@ -85,7 +85,7 @@ async def served(tmp_path: Path) -> AsyncIterator[Served]:
                                      max_open_games_per_client="3")
             await asyncio.gather(
                 e2e.start_bot("perfect", TTT_BOT, token),
-                e2e.start_bot("good", KALAHA_BOT, token, module="bots.kalaha"))
+                e2e.start_bot("good", KALAHA_BOT, token, module="merknera_bots.kalaha"))
             ids = {bot["name"]: bot["id"] for bot in (await e2e.get("/api/bots"))["bots"]}
             yield Served(e2e, session, f"http://127.0.0.1:{kalaha_port}", ids[TTT_BOT],
                          ids[KALAHA_BOT])

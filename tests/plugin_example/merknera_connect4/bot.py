@@ -14,8 +14,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from bots.kit import Bot, InvalidParamsError
-from bots.launcher import strategy_main
+from merknera_bots.kit import Bot, InvalidParamsError
+from merknera_bots.launcher import strategy_main
 from merknera_connect4 import COLUMNS, MARKS, ROWS, Board
 
 PREFIX = "ConnectFour"

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from bots.scrabble_files import BLANK, LetterSet
-from bots.scrabble_lexicon import Lexicon, Position, Tile
+from merknera_bots.scrabble_files import BLANK, LetterSet
+from merknera_bots.scrabble_lexicon import Lexicon, Position, Tile
 
 # --- the referee's view: one play, checked from scratch ---------------------------------
 

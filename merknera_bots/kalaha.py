@@ -2,7 +2,7 @@
 
 Run one with::
 
-    python -m bots.kalaha --strategy good --platform http://127.0.0.1:8080 \\
+    python -m merknera_bots.kalaha --strategy good --platform http://127.0.0.1:8080 \\
         --token TOKEN --port 0
 
 The rules are the seed's (``seeds/004_*``): six pits of six stones a side; sowing runs
@@ -26,8 +26,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bots.kit import Bot, InvalidParamsError
-from bots.launcher import strategy_main
+from merknera_bots.kit import Bot, InvalidParamsError
+from merknera_bots.launcher import strategy_main
 
 GAME = "KALAHA"
 PREFIX = "Kalaha"
@@ -196,7 +196,7 @@ def choose_random(position: Position, player: int, rng: random.Random) -> int:
 
 
 def make_bot(strategy: str, *, seed: int | None = None) -> Bot:
-    """A :class:`~bots.kit.Bot` playing ``strategy`` (``"good"`` or ``"random"``)."""
+    """A :class:`~merknera_bots.kit.Bot` playing ``strategy`` (``"good"`` or ``"random"``)."""
     if strategy not in ("good", "random"):
         raise ValueError(f"unknown strategy {strategy!r}")
     rng = random.Random(seed)
@@ -225,7 +225,7 @@ def make_bot(strategy: str, *, seed: int | None = None) -> Bot:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: ``--strategy good|random [--seed N]`` plus the kit's common options
-    (see :func:`bots.launcher.make_parser`)."""
+    (see :func:`merknera_bots.launcher.make_parser`)."""
     return strategy_main(
         argv, title="A reference Kalaha bot for the Merknera platform.",
         game=GAME, name_prefix="kalaha", default="random", make_bot=make_bot, delay=False,

@@ -2,13 +2,13 @@
 
 Run one with::
 
-    python -m bots.noughtsandcrosses --strategy perfect --platform http://127.0.0.1:8080 \\
+    python -m merknera_bots.noughtsandcrosses --strategy perfect --platform http://127.0.0.1:8080 \\
         --token TOKEN --port 0
 
 NextMove brings Battlebot's state, ``{"state": {"players", "nextPlayer", "complete",
 "board", "marks"}}``, with ``board`` three rows of three cells (``"X"``, ``"O"`` or ``""``);
 the answer is a turn ``{"mark": "X", "space": [row, col]}``.  The strategies are
-:mod:`bots.tictactoe`'s, on the board read row by row.  The mark to play is read from the
+:mod:`merknera_bots.tictactoe`'s, on the board read row by row.  The mark to play is read from the
 board (X when both marks are as many), which holds even when both seats have one name.
 """
 
@@ -20,10 +20,10 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bots.battlebot import Turn, state_bot
-from bots.kit import Bot
-from bots.launcher import strategy_main
-from bots.tictactoe import Cells, choose_perfect, choose_random, normalise_board
+from merknera_bots.battlebot import Turn, state_bot
+from merknera_bots.kit import Bot
+from merknera_bots.launcher import strategy_main
+from merknera_bots.tictactoe import Cells, choose_perfect, choose_random, normalise_board
 
 GAME = "NOUGHTSANDCROSSES"
 PREFIX = "NoughtsAndCrosses"
@@ -56,7 +56,7 @@ def to_turn(position: int, mark: str) -> Turn:
 
 
 def choose_perfect_turn(state: Any) -> Turn:
-    """The perfect turn (:func:`bots.tictactoe.choose_perfect`): it never loses.
+    """The perfect turn (:func:`merknera_bots.tictactoe.choose_perfect`): it never loses.
 
     :raises ValueError: on a malformed, complete or full board.
     """
@@ -74,7 +74,7 @@ def choose_random_turn(state: Any, rng: random.Random) -> Turn:
 
 
 def make_bot(strategy: str, *, delay: float = 0.0, seed: int | None = None) -> Bot:
-    """A :class:`~bots.kit.Bot` playing ``strategy`` (``"random"`` or ``"perfect"``),
+    """A :class:`~merknera_bots.kit.Bot` playing ``strategy`` (``"random"`` or ``"perfect"``),
     waiting ``delay`` seconds before each move."""
     choose: Callable[[Any], Turn]
     if strategy == "perfect":
@@ -88,7 +88,7 @@ def make_bot(strategy: str, *, delay: float = 0.0, seed: int | None = None) -> B
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: ``--strategy random|perfect [--delay SECONDS] [--seed N]`` plus the
-    kit's common options (see :func:`bots.launcher.make_parser`)."""
+    kit's common options (see :func:`merknera_bots.launcher.make_parser`)."""
     return strategy_main(
         argv, title="A reference noughts-and-crosses bot for the Merknera platform.",
         game=GAME, name_prefix="noughtsandcrosses", default="random", make_bot=make_bot,

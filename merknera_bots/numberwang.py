@@ -2,7 +2,7 @@
 
 Run one with::
 
-    python -m bots.numberwang --strategy good --platform http://127.0.0.1:8080 \\
+    python -m merknera_bots.numberwang --strategy good --platform http://127.0.0.1:8080 \\
         --token TOKEN --port 0
 
 NextMove brings Battlebot's state, ``{"state": {"players", "nextPlayer", "complete",
@@ -24,9 +24,9 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
-from bots.battlebot import Turn, state_bot
-from bots.kit import Bot
-from bots.launcher import strategy_main
+from merknera_bots.battlebot import Turn, state_bot
+from merknera_bots.kit import Bot
+from merknera_bots.launcher import strategy_main
 
 GAME = "NUMBERWANG"
 PREFIX = "Numberwang"
@@ -76,7 +76,7 @@ def choose_random(state: Any, rng: random.Random) -> Turn:
 
 
 def make_bot(strategy: str, *, delay: float = 0.0, seed: int | None = None) -> Bot:
-    """A :class:`~bots.kit.Bot` playing ``strategy`` (``"good"`` or ``"random"``),
+    """A :class:`~merknera_bots.kit.Bot` playing ``strategy`` (``"good"`` or ``"random"``),
     waiting ``delay`` seconds before each move."""
     choose: Callable[[Any], Turn]
     if strategy == "good":
@@ -90,7 +90,7 @@ def make_bot(strategy: str, *, delay: float = 0.0, seed: int | None = None) -> B
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: ``--strategy good|random [--delay SECONDS] [--seed N]`` plus the
-    kit's common options (see :func:`bots.launcher.make_parser`)."""
+    kit's common options (see :func:`merknera_bots.launcher.make_parser`)."""
     return strategy_main(
         argv, title="A reference Numberwang bot for the Merknera platform.",
         game=GAME, name_prefix="numberwang", default="random", make_bot=make_bot,

@@ -2,7 +2,7 @@
 
 Run one with::
 
-    python -m bots.squelch_rest --strategy good --platform http://127.0.0.1:8080 \\
+    python -m merknera_bots.squelch_rest --strategy good --platform http://127.0.0.1:8080 \\
         --token TOKEN --port 0 [--seed N]
 
 It registers through ``RegistrationService.Register`` like the other reference bots, adding
@@ -15,9 +15,10 @@ platform then calls it as the Squelchbot API spec says, with JSON bodies:
   empty 200;
 * ``PUT /match/{m}/game/{g}/turn/{t}/choose`` answers ``{"take": "<option id>", "stay": bool}``.
 
-The strategies are those of :mod:`bots.squelch` (:func:`~bots.squelch.choose_good`,
-:func:`~bots.squelch.choose_random`).  The choose body does not carry the points taken
-earlier in the turn, so the bot adds up its own answers of the turn.
+The strategies are those of :mod:`merknera_bots.squelch`
+(:func:`~merknera_bots.squelch.choose_good`, :func:`~merknera_bots.squelch.choose_random`).
+The choose body does not carry the points taken earlier in the turn, so the bot adds up its
+own answers of the turn.
 
 Every call may be repeated: a repeated choose (same match, game, turn, roll and options) gets
 the first answer again, and the announcements only set what they set the first time.  State is
@@ -26,7 +27,7 @@ forgotten at its end, and beyond :data:`MAX_MATCHES` (or :data:`MAX_GAMES` games
 the least recently heard of is forgotten.
 
 Once the Register reply has brought the secret, every call must carry the platform's
-signature headers (see :func:`bots.kit.verify`; a GET signs the empty body) or gets 401, as
+signature headers (see :func:`merknera_bots.kit.verify`; a GET signs the empty body) or gets 401, as
 the kit does for JSON-RPC.  Bodies over :data:`MAX_BODY` bytes get 413, malformed ones 400
 with the reason.  The fields the bot plays by are required; those it only logs
 (``gameCount``, ``botNames``, the end calls' fields, the squelch roll) are checked when sent.
@@ -45,9 +46,9 @@ from typing import Any
 
 from aiohttp import web
 
-from bots.kit import unsigned
-from bots.launcher import make_parser, run_bot
-from bots.squelch import (
+from merknera_bots.kit import unsigned
+from merknera_bots.launcher import make_parser, run_bot
+from merknera_bots.squelch import (
     STRATEGIES,
     Option,
     Situation,
@@ -140,10 +141,10 @@ class _Match:
 
 
 class SquelchRestBot:
-    """One bot serving the Squelchbot REST API with a :mod:`bots.squelch` strategy.
+    """One bot serving the Squelchbot REST API with a :mod:`merknera_bots.squelch` strategy.
 
-    Serve it with :meth:`make_app` (or :func:`bots.launcher.run_bot`).  :attr:`secret` works
-    as :attr:`bots.kit.Bot.secret` does.
+    Serve it with :meth:`make_app` (or :func:`merknera_bots.launcher.run_bot`).  :attr:`secret`
+    works as :attr:`merknera_bots.kit.Bot.secret` does.
     """
 
     def __init__(self, strategy: str, *, name: str, seed: int | None = None,
@@ -419,7 +420,8 @@ def _option(value: Any, roll: str) -> Option:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: ``--strategy good|random [--seed N]`` plus the kit's common options
-    (see :func:`bots.launcher.make_parser`); the default name is ``squelch-rest-<strategy>``."""
+    (see :func:`merknera_bots.launcher.make_parser`); the default name is
+    ``squelch-rest-<strategy>``."""
     parser = make_parser("A reference Squelch bot for the Merknera platform that speaks the "
                          "Squelchbot REST API.")
     parser.add_argument("--strategy", choices=STRATEGIES, default="good")

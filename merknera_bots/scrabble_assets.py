@@ -30,8 +30,8 @@ from typing import TypeVar
 
 import aiohttp
 
-from bots.scrabble_files import BoardLayout, LetterSet
-from bots.scrabble_lexicon import Lexicon
+from merknera_bots.scrabble_files import BoardLayout, LetterSet
+from merknera_bots.scrabble_lexicon import Lexicon
 
 __all__ = [
     "ASSET_NAMES",

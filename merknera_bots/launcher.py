@@ -3,7 +3,7 @@
 :func:`register` calls ``RegistrationService.Register`` (retrying while the platform is not
 up yet); :func:`run_bot` parses the common command line, starts the bot's HTTP server,
 registers it and serves until SIGINT or SIGTERM; :func:`strategy_main` is the whole
-``main()`` of a bot that plays one of several named strategies.  Like :mod:`bots.kit` it
+``main()`` of a bot that plays one of several named strategies.  Like :mod:`merknera_bots.kit` it
 imports nothing from ``merknera``: copy both files next to your bot if you like.
 """
 
@@ -24,7 +24,7 @@ import aiohttp
 import jsonrpcclient
 from aiohttp import web
 
-from bots.kit import Bot
+from merknera_bots.kit import Bot
 
 __all__ = ["RegisterResult", "RegistrationError", "Servable", "make_parser",
            "platform_rpc_url", "register", "run_bot", "strategy_main"]
@@ -195,7 +195,7 @@ def make_parser(description: str) -> argparse.ArgumentParser:
 
 
 class Servable(Protocol):
-    """What :func:`run_bot` serves: a :class:`~bots.kit.Bot`, or a bot speaking another
+    """What :func:`run_bot` serves: a :class:`~merknera_bots.kit.Bot`, or a bot speaking another
     protocol that likewise checks signatures once it has the secret."""
 
     secret: str | None

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable
 
-from bots.scrabble_files import BLANK, PREMIUMS, LetterSet
-from bots.scrabble_lexicon import Lexicon, Move, Node, Position, Tile
+from merknera_bots.scrabble_files import BLANK, PREMIUMS, LetterSet
+from merknera_bots.scrabble_lexicon import Lexicon, Move, Node, Position, Tile
 
 # --- the move generator -----------------------------------------------------------------
 

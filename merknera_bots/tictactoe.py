@@ -2,7 +2,7 @@
 
 Run one with::
 
-    python -m bots.tictactoe --strategy perfect --platform http://127.0.0.1:8080 \\
+    python -m merknera_bots.tictactoe --strategy perfect --platform http://127.0.0.1:8080 \\
         --token TOKEN --port 0
 
 The board is Merknera's: 9 cells row by row (indices 0-8), each ``"X"``, ``"O"`` or ``""``;
@@ -18,8 +18,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bots.kit import Bot, InvalidParamsError
-from bots.launcher import strategy_main
+from merknera_bots.kit import Bot, InvalidParamsError
+from merknera_bots.launcher import strategy_main
 
 GAME = "TICTACTOE"
 PREFIX = "TicTacToe"
@@ -110,7 +110,7 @@ Strategy = Callable[[Sequence[str | None], str], int]
 
 
 def make_bot(strategy: str, *, delay: float = 0.0, seed: int | None = None) -> Bot:
-    """A :class:`~bots.kit.Bot` playing ``strategy`` (``"random"`` or ``"perfect"``),
+    """A :class:`~merknera_bots.kit.Bot` playing ``strategy`` (``"random"`` or ``"perfect"``),
     waiting ``delay`` seconds before each move."""
     choose: Strategy
     if strategy == "perfect":
@@ -138,7 +138,7 @@ def make_bot(strategy: str, *, delay: float = 0.0, seed: int | None = None) -> B
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: ``--strategy random|perfect [--delay SECONDS] [--seed N]`` plus the
-    kit's common options (see :func:`bots.launcher.make_parser`)."""
+    kit's common options (see :func:`merknera_bots.launcher.make_parser`)."""
     return strategy_main(
         argv, title="A reference tic-tac-toe bot for the Merknera platform.",
         game=GAME, name_prefix="tictactoe", default="random", make_bot=make_bot,

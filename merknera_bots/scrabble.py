@@ -2,7 +2,7 @@
 
 Run one with::
 
-    python -m bots.scrabble --strategy best --platform http://127.0.0.1:8080 \\
+    python -m merknera_bots.scrabble --strategy best --platform http://127.0.0.1:8080 \\
         --token TOKEN --port 0 [--cache DIR] [--seed N]
 
 On ``Scrabble.NewGame`` the bot answers ``READY`` when it holds the game's three files
@@ -10,10 +10,11 @@ On ``Scrabble.NewGame`` the bot answers ``READY`` when it holds the game's three
 into the cache (``--cache``, default ``~/.cache/merknera-bots``), reads them, and calls
 ``Scrabble.Ready`` on the platform with their hashes, its name and its token.
 
-Moves come from :mod:`bots.scrabble_lexicon`'s generator: ``best`` plays the highest-scoring
-play (ties: the first by square), ``random`` a uniformly random one of every legal play (seeded
-by ``--seed``). With no play either exchanges its whole rack when the bag holds a rack's worth
-of tiles, and passes otherwise. A play is checked by the rules before it is sent.
+Moves come from :mod:`merknera_bots.scrabble_lexicon`'s generator: ``best`` plays the
+highest-scoring play (ties: the first by square), ``random`` a uniformly random one of every
+legal play (seeded by ``--seed``). With no play either exchanges its whole rack when the bag
+holds a rack's worth of tiles, and passes otherwise. A play is checked by the rules before it
+is sent.
 """
 
 from __future__ import annotations
@@ -36,9 +37,9 @@ from urllib.parse import urljoin, urlsplit
 import aiohttp
 import jsonrpcclient
 
-from bots.kit import Bot, InvalidParamsError
-from bots.launcher import make_parser, platform_rpc_url, run_bot
-from bots.scrabble_assets import (
+from merknera_bots.kit import Bot, InvalidParamsError
+from merknera_bots.launcher import make_parser, platform_rpc_url, run_bot
+from merknera_bots.scrabble_assets import (
     ASSET_NAMES,
     AssetCache,
     AssetError,
@@ -48,10 +49,10 @@ from bots.scrabble_assets import (
     default_cache_dir,
     is_sha1,
 )
-from bots.scrabble_check import IllegalPlayError, check_play
-from bots.scrabble_files import BLANK
-from bots.scrabble_lexicon import Move, Position
-from bots.scrabble_movegen import best_move, generate_moves
+from merknera_bots.scrabble_check import IllegalPlayError, check_play
+from merknera_bots.scrabble_files import BLANK
+from merknera_bots.scrabble_lexicon import Move, Position
+from merknera_bots.scrabble_movegen import best_move, generate_moves
 
 __all__ = ["GAME", "PREFIX", "STRATEGIES", "ScrabblePlayer", "main", "make_bot"]
 
@@ -93,7 +94,7 @@ class ScrabblePlayer:
         self._remembered: AssetIds | None = None
 
     def make_bot(self) -> Bot:
-        """The :class:`~bots.kit.Bot` serving this player's methods."""
+        """The :class:`~merknera_bots.kit.Bot` serving this player's methods."""
         bot = Bot(PREFIX, self.next_move)
         bot.method(f"{PREFIX}.NewGame", self.new_game)
         bot.method(f"{PREFIX}.Complete", self.complete)
@@ -344,7 +345,7 @@ def _write_atomically(path: Path, text: str) -> None:
 def make_bot(strategy: str, *, cache_dir: Path | str | None = None,
              platform: str = "http://127.0.0.1:8080", botname: str = "", token: str = "",
              seed: int | None = None) -> tuple[Bot, ScrabblePlayer]:
-    """A :class:`~bots.kit.Bot` playing ``strategy`` (``"best"`` or ``"random"``), and the
+    """A :class:`~merknera_bots.kit.Bot` playing ``strategy`` (``"best"`` or ``"random"``), and the
     :class:`ScrabblePlayer` behind it."""
     cache = AssetCache(default_cache_dir() if cache_dir is None else cache_dir)
     player = ScrabblePlayer(strategy, cache=cache, platform=platform, botname=botname,
@@ -354,7 +355,7 @@ def make_bot(strategy: str, *, cache_dir: Path | str | None = None,
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: ``--strategy best|random [--cache DIR] [--seed N]`` plus the kit's
-    common options (see :func:`bots.launcher.make_parser`)."""
+    common options (see :func:`merknera_bots.launcher.make_parser`)."""
     parser = make_parser("A reference Scrabble bot for the Merknera platform.")
     parser.add_argument("--strategy", choices=STRATEGIES, default="best")
     parser.add_argument("--cache", default=None, metavar="DIR",

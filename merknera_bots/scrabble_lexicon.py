@@ -4,8 +4,8 @@
 * :class:`Position` is the board of a ``Scrabble.NextMove`` call: the tiles on it and which
   of them are blanks.
 
-The move generator is :mod:`bots.scrabble_movegen`, a referee's check of one play
-:mod:`bots.scrabble_check`, the files :mod:`bots.scrabble_files`.
+The move generator is :mod:`merknera_bots.scrabble_movegen`, a referee's check of one play
+:mod:`merknera_bots.scrabble_check`, the files :mod:`merknera_bots.scrabble_files`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from bots.scrabble_files import BLANK, UNKNOWN, BoardLayout
+from merknera_bots.scrabble_files import BLANK, UNKNOWN, BoardLayout
 
 # --- the word graph ---------------------------------------------------------------------
 

@@ -1,8 +1,8 @@
 """A tiny kit for writing Merknera bots: the JSON-RPC server and signature checks.
 
 A bot is a :class:`Bot` (the game's method prefix plus an ``async def`` NextMove handler) run by
-:func:`bots.launcher.run_bot`, which parses the common command line, starts the HTTP server,
-registers the bot with the platform and serves until SIGINT or SIGTERM::
+:func:`merknera_bots.launcher.run_bot`, which parses the common command line, starts the HTTP
+server, registers the bot with the platform and serves until SIGINT or SIGTERM::
 
     async def next_move(*, gameid: int, gamestate: list[str], **extra: Any) -> dict[str, Any]:
         return {"position": gamestate.index("")}
@@ -12,7 +12,7 @@ registers the bot with the platform and serves until SIGINT or SIGTERM::
         return run_bot(Bot("TicTacToe", next_move), args, game="TICTACTOE",
                        default_name="my-bot")
 
-The protocol is in README.md (for bot authors). This module and ``bots/launcher.py`` import
+The protocol is in README.md (for bot authors). This module and ``merknera_bots/launcher.py`` import
 nothing from ``merknera``: copy them next to your bot if you like. They need ``aiohttp``,
 ``jsonrpcserver==5.0.9`` and ``jsonrpcclient==4.0.3``.
 """

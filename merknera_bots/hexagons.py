@@ -2,7 +2,7 @@
 
 Run one with::
 
-    python -m bots.hexagons --strategy good --platform http://127.0.0.1:8080 \\
+    python -m merknera_bots.hexagons --strategy good --platform http://127.0.0.1:8080 \\
         --token TOKEN --port 0
 
 ``Hexagons.NextMove`` brings the original server's Game object (``rows``, ``cols``,
@@ -25,8 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bots.kit import Bot, InvalidParamsError
-from bots.launcher import strategy_main
+from merknera_bots.kit import Bot, InvalidParamsError
+from merknera_bots.launcher import strategy_main
 
 GAME = "HEXAGONS"
 PREFIX = "Hexagons"
@@ -219,7 +219,7 @@ STRATEGIES: dict[str, Strategy] = {"good": choose_good, "random": choose_random}
 
 
 def make_bot(strategy: str, *, delay: float = 0.0, seed: int | None = None) -> Bot:
-    """A :class:`~bots.kit.Bot` playing ``strategy`` (``"good"`` or ``"random"``), waiting
+    """A :class:`~merknera_bots.kit.Bot` playing ``strategy`` (``"good"`` or ``"random"``), waiting
     ``delay`` seconds before each move, drawing its choices from ``random.Random(seed)``."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}")
@@ -240,7 +240,7 @@ def make_bot(strategy: str, *, delay: float = 0.0, seed: int | None = None) -> B
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: ``--strategy good|random [--delay SECONDS] [--seed N]`` plus the
-    kit's common options (see :func:`bots.launcher.make_parser`)."""
+    kit's common options (see :func:`merknera_bots.launcher.make_parser`)."""
     return strategy_main(
         argv, title="A reference Hexagons bot for the Merknera platform.",
         game=GAME, name_prefix="hexagons", default="good", make_bot=make_bot,

@@ -2,7 +2,7 @@
 
 Run one with::
 
-    python -m bots.squelch --strategy good --platform http://127.0.0.1:8080 \\
+    python -m merknera_bots.squelch --strategy good --platform http://127.0.0.1:8080 \\
         --token TOKEN --port 0 [--seed N]
 
 A platform game is a match of several games (README, PROTOCOL.md section 4): the bot hears
@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from math import factorial, prod
 from typing import Any
 
-from bots.kit import Bot, InvalidParamsError
-from bots.launcher import strategy_main
+from merknera_bots.kit import Bot, InvalidParamsError
+from merknera_bots.launcher import strategy_main
 
 __all__ = ["GAME", "PREFIX", "STRATEGIES", "Option", "Situation", "SquelchPlayer",
            "choose_good", "choose_random", "main", "make_bot", "roll_scores"]
@@ -252,7 +252,7 @@ class SquelchPlayer:
         return len(self._matches)
 
     def make_bot(self) -> Bot:
-        """The :class:`~bots.kit.Bot` serving this player's methods."""
+        """The :class:`~merknera_bots.kit.Bot` serving this player's methods."""
         bot = Bot(PREFIX, self.next_move)
         for name, handler in (("MatchStart", self.match_start), ("GameStart", self.game_start),
                               ("TurnStart", self.turn_start), ("GameEnd", self.game_end),
@@ -365,7 +365,7 @@ def _int(value: Any, name: str, low: int, high: int | None = None) -> int:
 
 
 def make_bot(strategy: str, *, seed: int | None = None) -> tuple[Bot, SquelchPlayer]:
-    """A :class:`~bots.kit.Bot` playing ``strategy`` (``"good"`` or ``"random"``), and the
+    """A :class:`~merknera_bots.kit.Bot` playing ``strategy`` (``"good"`` or ``"random"``), and the
     :class:`SquelchPlayer` behind it."""
     player = SquelchPlayer(strategy, seed=seed)
     if strategy == "good":
@@ -375,7 +375,7 @@ def make_bot(strategy: str, *, seed: int | None = None) -> tuple[Bot, SquelchPla
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: ``--strategy good|random [--seed N]`` plus the kit's common options
-    (see :func:`bots.launcher.make_parser`)."""
+    (see :func:`merknera_bots.launcher.make_parser`)."""
     return strategy_main(
         argv, title="A reference Squelch bot for the Merknera platform.",
         game=GAME, name_prefix="squelch", default="good", delay=False,

@@ -1,6 +1,0 @@
-"""Reference bots for the Merknera platform.
-
-``bots.kit`` is the small JSON-RPC server and registration client that every reference bot
-uses; it depends on nothing in ``merknera`` so a bot author can copy it as it is. One module
-per game (``bots.tictactoe``, ...) holds that game's strategies and its command line.
-"""
