@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 _request_ids = itertools.count(1)
 
 PING_METHOD = "Status.Ping"
-"""The JSON-RPC ping (PROTOCOL.md section 2)."""
+"""The JSON-RPC ping (docs/bots/protocol.md section 2)."""
 
 RESOURCE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
 """Errors that mean the platform, not the bot, is out of something."""
@@ -154,7 +154,7 @@ class BotClient:
         """Call ``method`` on a bot and check the reply strictly.
 
         A connection that drops before any reply is retried once with the same request
-        (same id), as PROTOCOL.md allows, if the deadline leaves time for it.
+        (same id), as docs/bots/protocol.md allows, if the deadline leaves time for it.
         """
         request_id = next_request_id() if request_id is None else request_id
         body = jsonrpc.encode_call(method, params, request_id)

@@ -1,6 +1,6 @@
 """The platform's own stalls are not a bot's lateness.
 
-A timeout forfeits a game (PROTOCOL.md section 3), so it must be the bot's.  The platform
+A timeout forfeits a game (docs/bots/protocol.md section 3), so it must be the bot's.  The platform
 looks for a pending reply when the reply's timer fires; if its event loop was busy then (a
 long callback, a full collection, a machine that did not give it the CPU), the timer fires
 late, and a reply that came in time may still sit unread in a socket buffer or a reader's

@@ -5,7 +5,7 @@ Run one with::
     python -m merknera_bots.squelch --strategy good --platform http://127.0.0.1:8080 \\
         --token TOKEN --port 0 [--seed N]
 
-A platform game is a match of several games (README, PROTOCOL.md section 4): the bot hears
+A platform game is a match of several games (README, docs/bots/protocol.md section 4): the bot hears
 ``Squelch.MatchStart``, ``GameStart``, ``TurnStart``, ``Squelch`` (a roll that scored nothing),
 ``GameEnd`` and ``MatchEnd``, and answers ``Squelch.NextMove`` (the spec's *choose*) with
 ``{"take": "<option id>", "stay": bool}``.

@@ -32,7 +32,7 @@ times (pit 5 never: one stone from it scores), at most 31 moves a row; an exhaus
 of one row (:func:`longest_quiet_chain`, run by the tests) finds the longest chain is 16.
 Hence a game has at most ``72 * (1 + 2 * 16) = 2376`` moves (random games take about 60).
 
-On the wire (PROTOCOL.md section 4) a seat sees the seed's BoardState plus its own
+On the wire (docs/bots/protocol.md section 4) a seat sees the seed's BoardState plus its own
 ``player``; the reply is ``{"pitIndex": 0-5}``.  See :meth:`Kalaha.parse_move` and
 :meth:`Kalaha.complete_params` for the details decided here.
 """
@@ -290,9 +290,10 @@ class Kalaha(Game[Board, Sow]):
         """``player`` plus the final board, with ``gameOver`` true.
 
         The seed's own ``winner`` (``"ONE"``/``"TWO"``) is left out: in ``Complete`` the
-        key ``winner`` is PROTOCOL.md's boolean (true only for the recipient that won), which
-        the runner sets and which must not be overwritten.  It also covers forfeits, where
-        the board alone would name nobody.  On a forfeit the board is shown as it stood.
+        key ``winner`` is the protocol's boolean (docs/bots/protocol.md: true only for the
+        recipient that won), which the runner sets and which must not be overwritten.  It
+        also covers forfeits, where the board alone would name nobody.  On a forfeit the
+        board is shown as it stood.
         """
         return {"player": PLAYERS[seat], **self._board_state(state), "gameOver": True}
 

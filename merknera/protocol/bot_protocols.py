@@ -10,7 +10,7 @@ class BotProtocol(enum.Enum):
     """How the platform calls a bot: its wire, chosen at registration."""
 
     JSONRPC = "jsonrpc"
-    """Merknera's JSON-RPC convention (PROTOCOL.md): every game."""
+    """Merknera's JSON-RPC convention (docs/bots/protocol.md): every game."""
     SQUELCH_REST = "squelch-rest"
     """The Squelchbot REST API (``seeds/000_*``): ``rpcendpoint`` is the bot's base URL."""
     BATTLEBOT_SALT = "battlebot-salt"

@@ -1,6 +1,6 @@
 """JSON-RPC envelopes: requests the platform serves and replies it receives from bots.
 
-Two dialects are spoken (PROTOCOL.md section 1):
+Two dialects are spoken (docs/bots/protocol.md section 1):
 
 * JSON-RPC 2.0, for a request carrying ``"jsonrpc": "2.0"``: errors are objects with
   numeric codes;

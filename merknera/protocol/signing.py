@@ -1,4 +1,4 @@
-"""Signatures on the platform's calls to bots (PROTOCOL.md section 1).
+"""Signatures on the platform's calls to bots (docs/bots/protocol.md section 1).
 
 Every call carries ``X-Merknera-Timestamp`` (unix seconds) and ``X-Merknera-Signature:
 sha256=<hex>``, the HMAC-SHA256 of ``"<timestamp>.<body>"`` keyed with the bot's secret (the

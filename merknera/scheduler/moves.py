@@ -37,7 +37,7 @@ async def play_one(runner: GameRunner, play: Play) -> bool:
                             Played(move, game.step(play.state, CHANCE, move)))
     session = runner.sessions[seat]
     if seat not in play.moved and not await arena.presence.ensure_fresh(play.bot_id(seat)):
-        # PROTOCOL.md: a bot not heard from lately is pinged before its first move; one
+        # docs/bots/protocol.md: a bot not heard from lately is pinged before its first move; one
         # that cannot be reached at its move faults like one that timed out.
         return await settle(runner, play, seat, None, Faulted(
             FaultKind.UNREACHABLE, f"{session.ping_name} before its first move got no answer"))

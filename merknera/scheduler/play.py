@@ -141,7 +141,7 @@ class Play:
 
     def advance(self, seat: Seat, verdict: Verdict) -> Consequence | None:
         """What one call does to the game: a move is played; a fault strikes the seat or
-        forfeits the game for it (PROTOCOL.md section 3).  Returns a fault's cost.
+        forfeits the game for it (docs/bots/protocol.md section 3).  Returns a fault's cost.
 
         This is the one rule: the runner calls it for each call it makes, and
         :func:`replay` for each row of a stored move log.

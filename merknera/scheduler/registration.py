@@ -1,7 +1,7 @@
 """``RegistrationService.Register``: validate, store the bot, schedule its round robin.
 
 Everything a registration changes is written in one transaction, so a failed registration
-stores nothing.  The messages are Merknera's (PROTOCOL.md section 2).
+stores nothing.  The messages are Merknera's (docs/bots/protocol.md section 2).
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 A runner opens a session per seat (:mod:`merknera.seats`) and talks only to its sessions.
 It plays the game in three phases, a module each: the opening (:mod:`.opening`: NewGame,
 readiness, reachability), the move loop (:mod:`.moves`), and the end (:mod:`.ending`).
-Faults become strikes or forfeits exactly as PROTOCOL.md section 3 says, so every game ends
-with an outcome and a reason.
+Faults become strikes or forfeits exactly as docs/bots/protocol.md section 3 says, so every
+game ends with an outcome and a reason.
 
 A runner can start from any point: it rebuilds the state by replaying the stored moves from
 the game's seed, so a game interrupted by a crash resumes where its log ends.

@@ -1,4 +1,5 @@
-"""Sessions of bots that speak Merknera's JSON-RPC convention (PROTOCOL.md): every game."""
+"""Sessions of bots that speak Merknera's JSON-RPC convention (docs/bots/protocol.md): every
+game."""
 
 from __future__ import annotations
 

@@ -163,7 +163,7 @@ def test_a_placement_is_one_letter() -> None:
             Placement(7, 7, letter)
 
 
-# -- the wire view (PROTOCOL.md section 4, Scrabble) ----------------------------------------------
+# -- the wire view (docs/bots/protocol.md section 4, Scrabble) ---------------------------------
 
 
 def test_next_move_params_are_protocol_md_s() -> None:

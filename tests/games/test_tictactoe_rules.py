@@ -299,7 +299,7 @@ def test_state_from_json_refuses_what_is_not_a_board(data: JSON) -> None:
         GAME.state_from_json(data)
 
 
-# -- the wire view (PROTOCOL.md section 4, TicTacToe) ----------------------------------------
+# -- the wire view (docs/bots/protocol.md section 4, TicTacToe) --------------------------------
 
 
 def test_next_move_params_are_merknera_s() -> None:

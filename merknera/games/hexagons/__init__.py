@@ -11,7 +11,7 @@ claimed, and a line's endpoints are sorted row-major.  Unlike it, seat 0 always 
 (the scheduler plays both seatings), and the board size comes from the game's settings,
 ``{"rows": 9, "cols": 9}`` unless set: integers, ``rows`` odd, both from 3 to 25.
 
-On the wire (PROTOCOL.md section 4) NextMove and Complete carry ``you`` (the seat's player
+On the wire (docs/bots/protocol.md section 4) NextMove and Complete carry ``you`` (the seat's player
 name) and the original's Game object; a move is ``{"line": [{"row", "col"}, {"row", "col"}]}``.
 A refused line gets the original's reason, coordinates written as JSON, e.g.
 ``endpoint {"row": 0, "col": 3} not on board``.

@@ -1,4 +1,4 @@
-"""Hexagons on the bots' wire (PROTOCOL.md section 4): a move is
+"""Hexagons on the bots' wire (docs/bots/protocol.md section 4): a move is
 ``{"line": [{"row", "col"}, {"row", "col"}]}``, and NextMove and Complete carry the
 original's Game object.
 """

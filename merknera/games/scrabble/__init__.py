@@ -1,4 +1,4 @@
-"""Scrabble (Merknera's wiki draft, completed in PROTOCOL.md section 4).
+"""Scrabble (Merknera's wiki draft, completed in docs/bots/protocol.md section 4).
 
 * :mod:`.assets`: the board, tile set and dictionary files, parsed.
 * :mod:`.moves`: PLAY, PASS and EXCHANGE, and the bots' wire form of them.

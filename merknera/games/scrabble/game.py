@@ -267,7 +267,8 @@ class Scrabble(Game[ScrabbleState, ScrabbleMove]):
     # -- the wire view -------------------------------------------------------------------
 
     def next_move_params(self, state: ScrabbleState, seat: Seat) -> JSONObject:
-        """PROTOCOL.md's NextMove params for ``seat`` (without ``gameid``)."""
+        """The NextMove params for ``seat`` (without ``gameid``), as docs/bots/protocol.md
+        gives them."""
         return {
             "tiles": list(state.racks[seat]),
             "gamestate": self._gamestate(state),

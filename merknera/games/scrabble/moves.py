@@ -1,4 +1,4 @@
-"""Scrabble moves and their wire form (PROTOCOL.md section 4, Scrabble).
+"""Scrabble moves and their wire form (docs/bots/protocol.md section 4, Scrabble).
 
 A bot's reply is ``{"type": "PLAY" | "PASS" | "EXCHANGE", "playtiles": [...],
 "exchangetiles": [...]}``:

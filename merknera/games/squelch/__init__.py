@@ -1,4 +1,5 @@
-"""Squelch, the Squelchbot arena's Farkle variant, played as matches (PROTOCOL.md section 4).
+"""Squelch, the Squelchbot arena's Farkle variant, played as matches
+(docs/bots/protocol.md section 4).
 
 * :mod:`.scoring`: the spec's table and the options offered for a roll.
 * :mod:`.state`: the settings, the immutable match state and its JSON.

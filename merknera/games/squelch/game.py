@@ -1,6 +1,6 @@
 """Squelch as the platform plays it: the rules of a turn, a game and a match, and the wire view.
 
-A platform game is a *match* of ``gameCount`` games between 2-6 seats (PROTOCOL.md section
+A platform game is a *match* of ``gameCount`` games between 2-6 seats (docs/bots/protocol.md section
 4, ``seeds/000_*``, ``research/seed-systems.md`` b.2-b.6).  The dice are chance moves: at the
 start of a turn and after every ``stay: false`` the game is at a :data:`CHANCE` node, the
 runner draws a roll with :meth:`Squelch.sample_chance` and applies it.  A roll that scores
@@ -83,7 +83,7 @@ class Choice:
 
 
 class SquelchCall(enum.StrEnum):
-    """Squelch's calls to a seat, by the game's names for them (PROTOCOL.md section 4).
+    """Squelch's calls to a seat, by the game's names for them (docs/bots/protocol.md section 4).
     Each is one call of the Squelchbot API (``seeds/000_*``), whose path and body
     :mod:`.rest` says."""
 

@@ -2,7 +2,7 @@
 b.2): the spec's path and body of each.
 
 The arena calls the bot's base URL with ``PUT`` for every game call and ``GET /bot/info``
-as the ping.  The game's calls map one to one onto the spec's (PROTOCOL.md section 4 names
+as the ping.  The game's calls map one to one onto the spec's (docs/bots/protocol.md section 4 names
 them after it), the ids moving from params into the path:
 
 =================  ===========================================================
