@@ -8,8 +8,10 @@ import dataclasses
 import functools
 import inspect
 import json
+import os
+import random
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeAlias
 
 from aiohttp import web
@@ -97,12 +99,37 @@ def json_or_text(text: str) -> Any:
         return text
 
 
+PORTS_FROM = 10_000
+"""The first port :func:`free_port` gives: below the kernel's ephemeral range (32768 and
+up), which every outgoing connection takes its local port from."""
+PORTS_EACH = 4_000
+"""Ports of each test worker's own block (pytest-xdist's ``gw0``, ``gw1``, ...)."""
+
+
+def _ports() -> Iterator[int]:
+    """This process's ports, in its worker's block from a place of its own (another run's
+    worker of the same number starts elsewhere), round the block once."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    block = PORTS_FROM + (int(worker) if worker.isdigit() else 0) % 5 * PORTS_EACH
+    start = random.Random(os.getpid()).randrange(PORTS_EACH)
+    return (block + (start + step) % PORTS_EACH for step in range(PORTS_EACH))
+
+
+_PORTS = _ports()
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago (nobody listens on it)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+    """A TCP port on 127.0.0.1 that nobody listens on, for a server a test starts: a port no
+    other test worker gives, and out of the range the kernel hands outgoing connections, so
+    that nothing takes it between now and the server's bind."""
+    for port in _PORTS:
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # in use, or closing
+            return port
+    raise RuntimeError(f"no free port left in this worker's {PORTS_EACH} ports")
 
 
 def first_empty(params: dict[str, Any]) -> int:
