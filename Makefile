@@ -30,7 +30,7 @@ test: test-packages $(STAMP)
 
 # Before .venv is built, so that a missing package stops make test at once.
 test-packages:
-	@$(SYSTEM) venv chromium openssl postgresql
+	@$(SYSTEM) venv chromium openssl postgresql nginx
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
