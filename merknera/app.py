@@ -6,7 +6,6 @@ import asyncio
 import functools
 import logging
 import socket
-import ssl
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
@@ -162,7 +161,8 @@ class Platform:
         host = self.config.listeners.host
         if host in ("", "0.0.0.0", "::"):  # noqa: S104  # a wildcard: the machine's name
             host = socket.gethostname()
-        address = f"http://{host_port(host, self.config.listeners.port)}"
+        listeners = self.config.listeners
+        address = f"{listeners.scheme}://{host_port(host, listeners.port)}"
         lease = self.config.scheduling.lease_seconds
         self.leases = Leases(self._db, node_name(address), address, lease)
         self.metrics.read_from(self._db, self.leases, list(self.games))
@@ -212,16 +212,16 @@ class Platform:
         assert self._tables is not None, "the platform is not started"
         return self._tables
 
-    def listeners(self) -> dict[str, tuple[web.Application, ssl.SSLContext | None]]:
-        """The gateways' applications (after :meth:`start`) and TLS contexts, by the key
-        of their port in the config (those whose port is set)."""
-        apps: dict[str, tuple[web.Application, ssl.SSLContext | None]] = {}
+    def listeners(self) -> dict[str, web.Application]:
+        """The gateways' applications (after :meth:`start`), by the key of their port in
+        the config (those whose port is set)."""
+        apps: dict[str, web.Application] = {}
         if self.config.battlebot.port:
-            apps["battlebot_port"] = (self.battlebot.app(), self.battlebot.tls())
+            apps["battlebot_port"] = self.battlebot.app()
         if self.config.hexagons.port:
-            apps["hexagons_port"] = (self.hexagons.app(), None)
+            apps["hexagons_port"] = self.hexagons.app()
         if self.config.kalaha.port:
-            apps["kalaha_port"] = (self.kalaha.app(), None)
+            apps["kalaha_port"] = self.kalaha.app()
         return apps
 
     async def _stop_gateways(self) -> None:
@@ -314,6 +314,7 @@ def build_app(config: Config, platform: Platform | None = None) -> web.Applicati
     """
     platform = platform or Platform(config)
     app = web.Application(client_max_size=1024 * 1024, middlewares=[
+        platform.guard.forwarded,
         platform.guard.middleware,
         crosssite.middleware(_cross_site_rule, _cross_site_refusal)])
     app[PLATFORM_KEY] = platform

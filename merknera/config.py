@@ -133,6 +133,14 @@ class Settings:
 
 
 @dataclass(frozen=True)
+class TlsFiles:
+    """A listener's TLS certificate (chain) and its private key: two PEM files."""
+
+    cert: str
+    key: str
+
+
+@dataclass(frozen=True)
 class ListenerSettings(Settings):
     """Where the platform listens (/rpc, the site and the API) and what it is called."""
 
@@ -141,15 +149,51 @@ class ListenerSettings(Settings):
     port: int = setting(8080, "Port the HTTP server listens on (0 picks a free one).",
                         bound=A_PORT)
     public_url: str = setting("", "Base URL that bots and browsers reach the platform at "
-                              "(asset URLs are built from it); empty means http://host:port.",
-                              metavar="URL")
+                              "(asset URLs are built from it); empty means http://host:port "
+                              "(https://host:port with TLS).", metavar="URL")
+    tls_cert: str = setting("", "PEM certificate (chain) file: with tls_key, every listener "
+                            "(this one, the hexagons, Kalaha and Battlebot listeners) speaks "
+                            "TLS only (https, wss).", metavar="PATH")
+    tls_key: str = setting("", "The PEM private key of tls_cert.", metavar="PATH")
+    trusted_proxies: tuple[str, ...] = setting(
+        (), "Networks (CIDR) of the reverse proxies in front of the platform: from these "
+        "peers only, a request's client is the right-most address in proxy_header that is "
+        "not itself a trusted proxy, and its scheme is the one the proxy names "
+        "(X-Forwarded-Proto, or Forwarded's proto); every per-client limit counts that "
+        "client. Other peers' forwarding headers are ignored. Empty: no proxy.",
+        metavar="CIDR,...")
+    proxy_header: str = setting("X-Forwarded-For", "The header the trusted proxies add the "
+                                "client's address to: X-Forwarded-For (with the scheme in "
+                                "X-Forwarded-Proto), or Forwarded (RFC 7239, its for= and "
+                                "proto=). Only this one is read: the proxy passes the other "
+                                "on as the client sent it.",
+                                choices=("X-FORWARDED-FOR", "FORWARDED"))
+
+    @property
+    def tls(self) -> TlsFiles | None:
+        """The certificate and key every listener serves TLS with; None: plain HTTP."""
+        return TlsFiles(self.tls_cert, self.tls_key) if self.tls_cert else None
+
+    @property
+    def scheme(self) -> str:
+        """How a client reaches the listeners: ``https`` with TLS, else ``http``."""
+        return "https" if self.tls_cert else "http"
+
+    def url(self, port: int) -> str:
+        """The base URL of a listener of this host on ``port`` (``https://127.0.0.1:8081``)."""
+        return f"{self.scheme}://{host_port(self.host, port)}"
 
     @property
     def base_url(self) -> str:
         """The public base URL without a trailing slash."""
         if self.public_url:
             return self.public_url.rstrip("/")
-        return f"http://{host_port(self.host, self.port)}"
+        return self.url(self.port)
+
+    @property
+    def proxy_networks(self) -> tuple[IPNetwork, ...]:
+        """``trusted_proxies`` parsed."""
+        return tuple(ipaddress.ip_network(net, strict=False) for net in self.trusted_proxies)
 
 
 @dataclass(frozen=True)
@@ -326,9 +370,10 @@ class BattlebotSettings(Settings):
     KEY_PREFIX: ClassVar[str] = "battlebot_"
 
     port: int = setting(0, "Port of the Battlebot listener (0 = no listener).", bound=A_PORT)
-    tls_cert: str = setting("", "PEM certificate (chain) file: the Battlebot listener speaks "
-                            "TLS (https/wss, all that the 2017-06 client speaks) when this "
-                            "and battlebot_tls_key are set.", metavar="PATH")
+    tls_cert: str = setting("", "PEM certificate (chain) file of the Battlebot listener "
+                            "alone, with battlebot_tls_key: it speaks TLS (https/wss, all "
+                            "that the 2017-06 client speaks) with these instead of "
+                            "tls_cert and tls_key; empty: with those.", metavar="PATH")
     tls_key: str = setting("", "The PEM private key of battlebot_tls_cert.", metavar="PATH")
     match_wait: float = setting(5.0, "Seconds a Battlebot client with no contest waits for "
                                 "another client before it is matched with an online bot of "
@@ -465,6 +510,15 @@ class Config:
 
     games: Mapping[str, GameRules] = field(default_factory=dict)
     """Per-game rules, by mnemonic; a game without its own plays by :attr:`rules`."""
+
+    @property
+    def battlebot_tls(self) -> TlsFiles | None:
+        """The certificate and key the Battlebot listener serves TLS with: its own
+        (``battlebot_tls_cert``), else every listener's (``tls_cert``); None: plain HTTP."""
+        battlebot = self.battlebot
+        if battlebot.tls_cert:
+            return TlsFiles(battlebot.tls_cert, battlebot.tls_key)
+        return self.listeners.tls
 
     def rules_for(self, mnemonic: str) -> GameRules:
         """The rules of play for one game: its own, else every game's."""
@@ -634,10 +688,10 @@ def _validate(config: Config) -> Config:
                           "postgresql:// URL (any number of nodes)")
     if not db:
         raise ConfigError("db = '': must name a file")
-    battlebot = config.battlebot
-    if bool(battlebot.tls_cert) != bool(battlebot.tls_key):
-        raise ConfigError(f"battlebot_tls_cert = {battlebot.tls_cert!r}: needs "
-                          "battlebot_tls_key, and the key the certificate")
+    for prefix, files in (("", config.listeners), ("battlebot_", config.battlebot)):
+        if bool(files.tls_cert) != bool(files.tls_key):
+            raise ConfigError(f"{prefix}tls_cert = {files.tls_cert!r}: needs {prefix}tls_key, "
+                              "and the key the certificate")
     liveness = config.liveness
     if liveness.offline_retry_max < liveness.offline_retry_min:
         raise ConfigError(f"offline_retry_max = {liveness.offline_retry_max!r}: must not be "
@@ -651,7 +705,8 @@ def _validate(config: Config) -> Config:
                               "[:port] with the scheme http or https, and nothing after, "
                               "as a browser names a page's origin)")
     for name, networks in (("allowed_networks", config.calls.allowed_networks),
-                           ("metrics_networks", config.metrics.networks)):
+                           ("metrics_networks", config.metrics.networks),
+                           ("trusted_proxies", config.listeners.trusted_proxies)):
         for net in networks:
             try:
                 ipaddress.ip_network(net, strict=False)

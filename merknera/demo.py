@@ -23,7 +23,6 @@ from merknera.app import Platform
 from merknera.config import Config
 from merknera.events import Event, GameFinished
 from merknera.games import SeatResult
-from merknera.hosts import host_port
 from merknera.server import battlebot_url, running, stop_signals
 from merknera.store import Database, users
 from merknera.store.results import leaderboard
@@ -159,7 +158,7 @@ async def run_demo(config: Config) -> int:
     async with running(config) as (live, platform):
         heap.settle()
         with stop_signals() as stop:  # Ctrl-C from the first line printed on
-            base_url, host = live.listeners.base_url, live.listeners.host
+            base_url, listeners = live.listeners.base_url, live.listeners
             print(f"Merknera is running at {base_url} (database {live.store.db})", flush=True)
             print(f"  open {base_url}/ in a browser: leaderboards, bots, replays and live "
                   f"games; the JSON API is described at {base_url}/api/openapi.json",
@@ -167,8 +166,8 @@ async def run_demo(config: Config) -> int:
             print(f"  Battlebot's clients register and play at {battlebot_url(live)} "
                   "(see the README)", flush=True)
             print(f"  MebiPenny hexagons clients play at "
-                  f"http://{host_port(host, live.hexagons.port)}, Kalaha boards at "
-                  f"http://{host_port(host, live.kalaha.port)}/api/boards; people "
+                  f"{listeners.url(live.hexagons.port)}, Kalaha boards at "
+                  f"{listeners.url(live.kalaha.port)}/api/boards; people "
                   f"play bots at {base_url}/play", flush=True)
             version = time.strftime("demo-%Y%m%d-%H%M%S")
             processes: list[asyncio.subprocess.Process] = []

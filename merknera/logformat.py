@@ -16,17 +16,49 @@ import sys
 import time
 from typing import IO, Any
 
+from aiohttp import web
+from aiohttp.abc import AbstractAccessLogger
+
 from merknera import logfilter
 from merknera.config import LogSettings
+from merknera.guard.clients import CALLER
 from merknera.logcontext import BOT_ID, GAME_ID
 
 ACCESS_LOGGER = "merknera.access"
 """The logger of the access log (its lines are at INFO)."""
 
-ACCESS_FORMAT = '%a "%r" %s %b %Tf "%{Referer}i" "%{User-Agent}i"'
-"""An access log line (aiohttp's ``access_log_format``): the client's address, the request
-line, the status, the body's size, the seconds taken, the referrer and the user agent.
-Without aiohttp's ``%t``, a local time: the line's own time is in UTC."""
+
+
+class AccessLogger(AbstractAccessLogger):
+    """Writes one access log line a request: the client's address, the request line, the
+    status, the body's size, the seconds taken, the referrer and the user agent, as
+    aiohttp's ``'%a "%r" %s %b %Tf "%{Referer}i" "%{User-Agent}i"'`` would, with the same
+    ``extra`` values (``remote_address``, ``first_request_line`` ...), but with the
+    client's address as :meth:`merknera.guard.Guard.forwarded` found it: the client's
+    behind a trusted proxy, not the proxy's.  Without aiohttp's ``%t``, a local time: the
+    line's own time is in UTC."""
+
+    def log(self, request: web.BaseRequest, response: web.StreamResponse,
+            time: float) -> None:
+        caller = request.get(CALLER)
+        address = (request.remote if caller is None else caller.address) or "-"
+        version = request.version
+        line = f"{request.method} {request.path_qs} HTTP/{version.major}.{version.minor}"
+        headers = {name: request.headers.get(name, "-") for name in ("Referer", "User-Agent")}
+        taken = f"{time:06f}"
+        # Written out, not formatted by logging: the repeat filter tells lines apart by
+        # their message.
+        self.logger.info(
+            f'{address} "{line}" {response.status} {response.body_length} {taken} '
+            f'"{headers["Referer"]}" "{headers["User-Agent"]}"',
+            extra={"remote_address": address, "first_request_line": line,
+                   "response_status": response.status, "response_size": response.body_length,
+                   "request_time_frac": taken, "request_header": headers})
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the line would be written (the logger takes INFO)."""
+        return self.logger.isEnabledFor(logging.INFO)
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -96,4 +128,4 @@ def access_options(settings: LogSettings) -> dict[str, Any]:
     """Keyword arguments for an ``AppRunner``: its access log, when ``log_access`` is on."""
     if not settings.access:
         return {"access_log": None}
-    return {"access_log": logging.getLogger(ACCESS_LOGGER), "access_log_format": ACCESS_FORMAT}
+    return {"access_log": logging.getLogger(ACCESS_LOGGER), "access_log_class": AccessLogger}

@@ -67,7 +67,7 @@ class RpcService:
             call = jsonrpc.parse_request(body)
         except jsonrpc.RequestError as exc:
             return _reply(jsonrpc.error_reply(exc.dialect, exc.request_id, exc))
-        caller = Caller(request.remote)
+        caller = self._guard.caller(request)
         method = self._methods.get(call.method)
         try:
             if method is None:

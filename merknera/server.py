@@ -23,6 +23,7 @@ from merknera.hosts import host_port
 from merknera.logformat import access_options
 from merknera.store import node_lock
 from merknera.store.db import redacted
+from merknera.tls import server_context
 
 log = logging.getLogger(__name__)
 
@@ -66,13 +67,17 @@ async def running(config: Config) -> AsyncIterator[tuple[Config, Platform]]:
 
 @asynccontextmanager
 async def _running(config: Config) -> AsyncIterator[tuple[Config, Platform]]:
+    # First: a certificate that cannot be served stops the start at once.
+    main_tls = None if config.listeners.tls is None else server_context(config.listeners.tls)
+    own = config.battlebot_tls
+    listener_tls = {"battlebot_port": main_tls if own is None or own == config.listeners.tls
+                    else server_context(own)}
     sock = bind(config.listeners.host, config.listeners.port)
     gateway_socks = {key: bind(config.listeners.host, port)
                      for key, port in gateway_ports(config).items() if port}
     config = config.replace(port=sock.getsockname()[1], **{
         key: gateway_sock.getsockname()[1] for key, gateway_sock in gateway_socks.items()})
     platform = Platform(config)
-    platform.battlebot.tls()  # before start-up: a bad certificate stops it at once
     options = {**access_options(config.log), **platform.guard.runner_options()}
     runner = web.AppRunner(build_app(config, platform), handle_signals=False,
                            shutdown_timeout=2.0, **options)
@@ -80,16 +85,17 @@ async def _running(config: Config) -> AsyncIterator[tuple[Config, Platform]]:
     listeners: list[GuardedListener] = []
     try:
         await runner.setup()
-        listeners.append(platform.guard.listener(runner, sock, name=MAIN_LISTENER))
+        listeners.append(platform.guard.listener(runner, sock, main_tls, MAIN_LISTENER))
         await listeners[-1].start()
         # After the platform's start-up (the main application's), which the listeners
         # need; stopped before it.
-        for key, (app, tls) in platform.listeners().items():
+        for key, app in platform.listeners().items():
             gateway = web.AppRunner(app, handle_signals=False, shutdown_timeout=2.0, **options)
             await gateway.setup()
             gateways.append(gateway)
-            listeners.append(platform.guard.listener(gateway, gateway_socks[key], tls,
-                                                     name=key.removesuffix("_port")))
+            listeners.append(platform.guard.listener(
+                gateway, gateway_socks[key], listener_tls.get(key, main_tls),
+                key.removesuffix("_port")))
             await listeners[-1].start()
         yield config, platform
     finally:
@@ -110,7 +116,7 @@ async def _running(config: Config) -> AsyncIterator[tuple[Config, Platform]]:
 
 def battlebot_url(config: Config) -> str:
     """The Battlebot listener's base URL (its clients are given its ``host:port``)."""
-    scheme = "https" if config.battlebot.tls_cert else "http"
+    scheme = "https" if config.battlebot_tls else "http"
     return f"{scheme}://{host_port(config.listeners.host, config.battlebot.port)}"
 
 
@@ -145,10 +151,8 @@ def _announce(live: Config) -> None:
           f"(database {redacted(live.store.db)})", flush=True)
     if live.battlebot.port:
         print(f"Battlebot listener on {battlebot_url(live)}", flush=True)
-    host = live.listeners.host
     if live.hexagons.port:
-        print(f"Hexagons listener on http://{host_port(host, live.hexagons.port)}",
-              flush=True)
+        print(f"Hexagons listener on {live.listeners.url(live.hexagons.port)}", flush=True)
     if live.kalaha.port:
-        print(f"Kalaha listener on http://{host_port(host, live.kalaha.port)}/api/boards",
+        print(f"Kalaha listener on {live.listeners.url(live.kalaha.port)}/api/boards",
               flush=True)

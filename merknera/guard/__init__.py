@@ -4,6 +4,8 @@ One :class:`Guard` per platform process holds the per-client limits, and every l
 (``/rpc``, the API and pages, and the gateways that speak the other arenas' protocols)
 uses the same one:
 
+* who the client is: its address, or behind a trusted proxy the address the proxy names
+  (:meth:`Guard.forwarded`, the first middleware of every listener; :meth:`Guard.caller`);
 * requests: :meth:`Guard.middleware` caps how many one client sends a second;
 * connections: :class:`ConnectionGuard` caps them per client and in all, and aiohttp's
   ``keepalive_timeout`` (:meth:`Guard.runner_options`) closes those that send no request;
@@ -28,8 +30,9 @@ from aiohttp import web
 
 from merknera.config import Config
 from merknera.guard.bodies import BodyError, read_body
-from merknera.guard.clients import Caller, client_key, same_host
+from merknera.guard.clients import CALLER, Caller, client_key, same_host
 from merknera.guard.connections import ConnectionGuard, GuardedListener
+from merknera.guard.forwarded import Proxies
 from merknera.guard.holdings import FullError, Holdings
 from merknera.guard.streams import Stream, StreamEndedError
 from merknera.guard.throttle import AuthThrottle, Buckets, RateLimitedError
@@ -48,6 +51,7 @@ __all__ = [
     "Guard",
     "GuardedListener",
     "Holdings",
+    "Proxies",
     "RateLimitedError",
     "Stream",
     "StreamEndedError",
@@ -72,9 +76,11 @@ class Guard:
         """Where the limits come from: the keys of the same names."""
         self.refusals = Refusals()
         """The clients each limit refused (these and the platform's other limits')."""
+        self.proxies = Proxies.of(config.listeners)
+        """The trusted proxies, whose forwarding headers name a request's client."""
         self.connections = ConnectionGuard(config.limits.max_connections,
                                            config.limits.max_connections_per_client,
-                                           self.refusals)
+                                           self.refusals, self.proxies)
         self.auth = AuthThrottle(config.limits.auth_failure_burst,
                                  config.limits.auth_failure_interval, self.refusals)
         self.requests = Buckets(config.limits.request_burst, 1.0 / config.limits.request_rate)
@@ -86,6 +92,20 @@ class Guard:
                                                   "live streams")
         """The live streams of every listener (server-sent events, the hexagons observers'
         streams), each in its place (:meth:`stream`)."""
+
+    @web.middleware
+    async def forwarded(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """Who sent the request (:meth:`caller`); behind a trusted proxy, the request as
+        its client sent it: ``request.remote`` the client's address and
+        ``request.scheme`` the client's scheme, for every middleware and handler after
+        this one (the first of every listener's)."""
+        found = self.proxies.resolve(request.remote, request.headers)
+        request[CALLER] = Caller(request.remote if found is None else found.address)
+        if found is None or (found.address == request.remote
+                             and found.scheme in (None, request.scheme)):
+            return await handler(request)
+        return await handler(request.clone(remote=found.address,
+                                           scheme=found.scheme or request.scheme))
 
     @web.middleware
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -106,9 +126,16 @@ class Guard:
                 "too many requests from your address; slow down", wait))
 
     @staticmethod
-    def client(request: web.BaseRequest) -> str:
+    def caller(request: web.BaseRequest) -> Caller:
+        """Who sent the request: its client's address as :meth:`forwarded` found it (the
+        peer's, for a request that did not pass it)."""
+        found = request.get(CALLER)
+        return found if found is not None else Caller(request.remote)
+
+    @classmethod
+    def client(cls, request: web.BaseRequest) -> str:
         """The key the request's client is counted under."""
-        return client_key(request.remote)
+        return cls.caller(request).client
 
     def runner_options(self) -> dict[str, Any]:
         """Keyword arguments for an ``AppRunner`` serving a listener.
@@ -132,9 +159,10 @@ class Guard:
     def listener(self, runner: web.BaseRunner, sock: socket.socket,
                  ssl_context: ssl.SSLContext | None = None, name: str = "") -> GuardedListener:
         """A listener serving ``runner`` (set up) on the listening socket ``sock``, guarded,
-        over TLS when ``ssl_context`` is given; its connections are counted under
-        ``name``."""
-        return GuardedListener(runner, sock, self.connections, ssl_context, name)
+        over TLS when ``ssl_context`` is given (the handshake within ``idle_timeout``);
+        its connections are counted under ``name``."""
+        return GuardedListener(runner, sock, self.connections, ssl_context, name,
+                               self.config.limits.idle_timeout)
 
     @contextlib.contextmanager
     def stream(self, request: web.BaseRequest) -> Iterator[Stream]:

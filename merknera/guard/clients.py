@@ -78,7 +78,8 @@ def requested_host(request: web.BaseRequest) -> str | None:
 
 @dataclass(frozen=True)
 class Caller:
-    """Who made a call to one of the platform's listeners: the address it came from."""
+    """Who made a call to one of the platform's listeners: the address it came from (the
+    client's, behind a trusted proxy)."""
 
     address: str | None
 
@@ -86,3 +87,8 @@ class Caller:
     def client(self) -> str:
         """The key the caller is counted under (:func:`client_key`)."""
         return client_key(self.address)
+
+
+CALLER: web.RequestKey[Caller] = web.RequestKey("merknera.caller", Caller)
+"""Where a request keeps its :class:`Caller` (:meth:`merknera.guard.Guard.forwarded` puts
+it there, before any other middleware runs)."""

@@ -42,14 +42,17 @@ class Holdings(Generic[Item]):
         """How many items ``client`` holds now."""
         return self._by_client[client]
 
-    def take(self, client: str, item: Item, turn_out: Callable[[], None]) -> None:
+    def take(self, client: str, item: Item, turn_out: Callable[[], None], *,
+             capped: bool = True) -> None:
         """``client`` holds ``item`` from now; ``turn_out`` ends it should it have to give
-        it up for a newcomer.
+        it up for a newcomer.  An item taken not ``capped`` does not count against
+        ``per_client`` (what a client that stands for many holds: a trusted proxy's
+        connections), only against ``total``.
 
         :raises RateLimitedError: when ``client`` holds its share already.
         :raises FullError: when every place is taken and nobody can make room.
         """
-        if self._by_client[client] >= self.per_client:
+        if capped and self._by_client[client] >= self.per_client:
             raise RateLimitedError(f"your address holds {self.per_client} {self._what} open "
                                    "already; close one first", 5.0)
         if len(self._owner) >= self.total:

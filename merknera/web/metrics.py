@@ -1,7 +1,7 @@
 """``GET /metrics``: the platform's metrics (:mod:`merknera.metrics`) in Prometheus' text
 format, for the admin token (``Authorization: Bearer``) or for clients in
-``metrics_networks`` (loopback by default: a Prometheus server on the same machine);
-anybody else is refused (403)."""
+``metrics_networks`` (loopback by default: a Prometheus server on the same machine; behind
+a trusted proxy, the client the proxy names); anybody else is refused (403)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from merknera.config import IPNetwork
 from merknera.endpoints import address_allowed
+from merknera.guard import GUARD_KEY
 from merknera.metrics import Metrics
 from merknera.web.admin import admin_ops
 from merknera.web.params import bearer_token
@@ -28,7 +29,7 @@ async def metrics(request: web.Request) -> web.Response:
     """Every metric, to a client in ``metrics_networks`` or with the admin token; 403 to
     others (401, 403 or 429 for a token as the admin API answers it)."""
     networks: tuple[IPNetwork, ...] = request.app[NETWORKS_KEY]
-    if not address_allowed(request.remote or "", networks):
+    if not address_allowed(request.app[GUARD_KEY].caller(request).address or "", networks):
         if not bearer_token(request):
             raise web.HTTPForbidden(
                 text=error_text("the metrics are for the admin token (Authorization: Bearer) "

@@ -85,7 +85,7 @@ WAIT = 25.0
 """The longest a request waits for the person's turn (a browser's request must not hang
 for the minutes a bot may take in all)."""
 OUTCOMES = {"WIN": "won", "LOSS": "lost", "DRAW": "draw"}
-_ORIGIN = re.compile(r"http://[A-Za-z0-9.\-]+(:\d+)?|http://\[[0-9A-Fa-f:.]+\](:\d+)?")
+_ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-]+(:\d+)?|https?://\[[0-9A-Fa-f:.]+\](:\d+)?")
 """What a Kalaha listener's origin may look like (it goes into a page's CSP)."""
 _DESCRIBED = "play.described"
 """Where a table keeps its moves described so far (:func:`_moves`)."""
@@ -178,14 +178,15 @@ async def page(request: web.Request) -> web.StreamResponse:
 
 def kalaha_url(config: Config, request: web.BaseRequest) -> str | None:
     """The Kalaha listener's base URL as a browser reaches it: the public URL's host, or
-    else the host the page was asked for, on ``kalaha_port`` (plain HTTP: the listener has
-    no TLS); None when there is no listener."""
+    else the host the page was asked for, on ``kalaha_port`` (over TLS when the listeners
+    speak it); None when there is no listener."""
     if not config.kalaha.port:
         return None
     try:
         listeners = config.listeners
         host = URL(listeners.public_url).host if listeners.public_url else requested_host(request)
-        url = str(URL.build(scheme="http", host=host or listeners.host, port=config.kalaha.port))
+        url = str(URL.build(scheme=listeners.scheme, host=host or listeners.host,
+                            port=config.kalaha.port))
     except ValueError:
         return None
     return url if _ORIGIN.fullmatch(url) else None

@@ -56,7 +56,7 @@ PLATFORM_OPTIONS: dict[str, str] = {
 }
 """Short liveness timings so that a platform restart picks its bots up quickly."""
 
-LISTENING = re.compile(r"^Merknera listening on (http://\S+) \(database (.*)\)$")
+LISTENING = re.compile(r"^Merknera listening on (https?://\S+) \(database (.*)\)$")
 READY = re.compile(r"^READY (\d+) (.+)$")
 COMPLETE_LOGGED = re.compile(r"\bTicTacToe\.Complete (\{.*\})\s*$")
 """How the bot kit logs a ``TicTacToe.Complete`` call it received (its params as JSON)."""

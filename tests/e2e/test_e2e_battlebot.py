@@ -23,8 +23,8 @@ from tests.support.battlebot import (
     run_clients,
     start_client,
     start_listener,
-    throwaway_ca,
 )
+from tests.support.tls import throwaway_ca
 
 
 def _final(run: ClientRun) -> dict[str, Any]:

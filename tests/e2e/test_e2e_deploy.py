@@ -22,8 +22,8 @@ import yaml
 from merknera.config import KEYS
 from tests.e2e.harness import E2E, REPO, START_PATIENCE
 from tests.support import free_port
-from tests.support.battlebot import throwaway_ca
 from tests.support.dockerfile import read_dockerfile
+from tests.support.tls import throwaway_ca
 
 NGINX = "/usr/sbin/nginx"
 CONF = REPO / "deploy" / "nginx.conf"

@@ -27,7 +27,7 @@ from tests.http1.support import (
     soon,
 )
 from tests.support import until
-from tests.support.battlebot import throwaway_ca
+from tests.support.tls import throwaway_ca
 
 
 @pytest.mark.parametrize(("url", "tls", "host", "port", "host_header", "target"), [

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from tests.e2e.harness import E2E, REPO, Child
@@ -97,25 +95,3 @@ async def start_listener(e2e: E2E, **options: str) -> str:
     port = free_port()
     await e2e.start_platform(None, battlebot_port=str(port), **options)
     return f"http://127.0.0.1:{port}"
-
-
-def throwaway_ca(directory: Path) -> tuple[Path, Path, Path]:
-    """A certificate authority made for one test, and a certificate it signed for
-    ``localhost`` and 127.0.0.1: (the CA's certificate, the server's certificate, its key).
-    """
-    ca_key, ca_cert = directory / "ca.key", directory / "ca.pem"
-    key, request = directory / "server.key", directory / "server.csr"
-    cert = directory / "server.pem"
-    names = directory / "names.ext"
-    names.write_text("subjectAltName = DNS:localhost, IP:127.0.0.1\n")
-
-    def openssl(*args: str) -> None:
-        subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=60)
-
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(ca_key), "-out",
-            str(ca_cert), "-days", "2", "-subj", "/CN=Merknera test CA")
-    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(request),
-            "-subj", "/CN=localhost")
-    openssl("x509", "-req", "-in", str(request), "-CA", str(ca_cert), "-CAkey", str(ca_key),
-            "-CAcreateserial", "-out", str(cert), "-days", "2", "-extfile", str(names))
-    return ca_cert, cert, key

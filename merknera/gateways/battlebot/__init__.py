@@ -8,8 +8,6 @@ sockets (:mod:`.listener`).
 
 from __future__ import annotations
 
-import ssl
-
 from aiohttp import web
 
 from merknera.config import Config
@@ -50,14 +48,3 @@ class BattlebotGateway:
         """The listener's application (after :meth:`start`)."""
         assert self._listener is not None, "the platform is not started"
         return self._listener.app()
-
-    def tls(self) -> ssl.SSLContext | None:
-        """The listener's TLS context, when the operator gave a certificate and key.
-
-        :raises OSError, ssl.SSLError: if they cannot be read or do not match.
-        """
-        if not self.config.battlebot.tls_cert:
-            return None
-        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        context.load_cert_chain(self.config.battlebot.tls_cert, self.config.battlebot.tls_key)
-        return context

@@ -68,7 +68,7 @@ class BattlebotListener:
         # Both eras' clients post with requests' json= (application/json).
         cross_site = crosssite.middleware(crosssite.Body.JSON, crosssite.json_refusal)
         app = web.Application(client_max_size=MAX_BODY, middlewares=[
-            self._guard.middleware, cross_site, _json_errors])
+            self._guard.forwarded, self._guard.middleware, cross_site, _json_errors])
         app.router.add_get("/", self._root)
         app.router.add_get(DOCUMENT_PATH, openapi.route(DOCUMENT))
         app.router.add_post("/graphql", self._graphql_request)

@@ -78,7 +78,8 @@ class HexagonsListener:
         # Its Ruby clients post JSON typed as a form, or untyped (research c.7).
         cross_site = crosssite.middleware(crosssite.Body.ANY, crosssite.text_refusal)
         app = web.Application(client_max_size=MAX_BODY,
-                              middlewares=[self._guard.middleware, cross_site, _refusals])
+                              middlewares=[self._guard.forwarded, self._guard.middleware,
+                                           cross_site, _refusals])
         app.router.add_get("/", self._list)
         app.router.add_post("/", self._create)
         app.router.add_get("/match", self._match)

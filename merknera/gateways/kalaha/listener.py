@@ -95,7 +95,7 @@ class KalahaListener:
             lambda request: crosssite.Body.JSON_OR_NONE if request.method == "POST"
             else crosssite.Body.JSON, _cross_site_refusal, self.front_ends)
         app = web.Application(client_max_size=MAX_BODY, middlewares=[
-            self.cors, self._guard.middleware, cross_site, _errors])
+            self._guard.forwarded, self.cors, self._guard.middleware, cross_site, _errors])
         app.router.add_post(BOARDS, self._create)
         app.router.add_put(BOARDS + "/{id}", self._play)
         app.router.add_get(BOARDS + "/{id}", self._view)
@@ -113,7 +113,7 @@ class KalahaListener:
         pages = [config.listeners.public_url] if config.listeners.public_url else []
         host = requested_host(request)
         if host:
-            pages.append(f"http://{host_port(host, config.listeners.port)}")
+            pages.append(f"{config.listeners.scheme}://{host_port(host, config.listeners.port)}")
         return self._origins | {origin for origin in map(parse_origin, pages)
                                 if origin is not None}
 
