@@ -29,9 +29,9 @@ from merknera.config import (
     add_config_arguments,
     load_config,
     overrides_from_args,
-    parse_origin,
     sample,
 )
+from merknera.hosts import parse_origin
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from aiohttp import hdrs, web
 from aiohttp.typedefs import Middleware
 
-from merknera.config import parse_origin
+from merknera.hosts import parse_origin
 
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 """The methods whose requests may change something (a ``GET`` never does)."""
@@ -62,7 +62,7 @@ class CrossSiteRefusal:
 
 
 TrustedOrigins = Callable[[web.BaseRequest], Collection[str]]
-"""The origins (as :func:`merknera.config.parse_origin` writes them) whose pages may send
+"""The origins (as :func:`merknera.hosts.parse_origin` writes them) whose pages may send
 a request besides the listener's own."""
 
 
@@ -83,7 +83,7 @@ def is_json(content_type: str | None) -> bool:
 
 def own_origin(request: web.BaseRequest) -> str | None:
     """The origin the request was sent to (its scheme and ``Host``), as
-    :func:`merknera.config.parse_origin` writes origins."""
+    :func:`merknera.hosts.parse_origin` writes origins."""
     return parse_origin(f"{request.scheme}://{request.host}")
 
 

@@ -30,7 +30,6 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from merknera import openapi
-from merknera.config import parse_origin
 from merknera.games import JSON, JSONObject, SeatResult
 from merknera.games.kalaha import PLAYERS, Board
 from merknera.gateways.guests import (
@@ -53,7 +52,7 @@ from merknera.gateways.tables import Table, Tables
 from merknera.guard import Guard, crosssite
 from merknera.guard.bodies import BodyError
 from merknera.guard.clients import requested_host
-from merknera.hosts import host_port
+from merknera.hosts import host_port, parse_origin
 from merknera.names import Claim, ClaimFieldError, Unnamed, read_claim
 from merknera.protocol import strict_json
 from merknera.refused import RefusedError, retry_after_header

@@ -1,135 +1,28 @@
-"""Configuration: ``config.toml``, then the environment, then the command line -> one Config.
-
-A :class:`Config` is made of groups of settings, one per concern (``config.listeners.port``,
-``config.limits.idle_timeout``, ``config.battlebot.port``).  Each setting is defined once,
-in its group: its type and default by the field, its help and bounds by :func:`setting`.
-That one definition gives the setting's key and everything done with it:
-
-1. the TOML file (``--config PATH``, ``MERKNERA_CONFIG``, or ``./config.toml`` if present)
-   sets it by its key (``battlebot_port = 8083``), or in its group's table
-   (``[battlebot]`` ``port = 8083``);
-2. the environment, as ``MERKNERA_<KEY>`` (``MERKNERA_MOVE_TIMEOUT=2.5``);
-3. the command line, as ``--<key>`` (``--move-timeout 2.5`` or ``--move_timeout 2.5``),
-   whose ``--help`` shows each setting's help, default and bounds, by group.
-
-Later sources win.  The key of a setting is its field's name, after its group's
-``KEY_PREFIX`` for the gateways' groups (``battlebot_port`` is ``config.battlebot.port``).
-
-Per-game rules (the keys of :class:`GameRules`) are set in TOML tables
-``[games.<MNEMONIC>]``, in the environment as ``MERKNERA_GAMES="TICTACTOE.move_timeout=5,..."``
-and on the command line as ``--games TICTACTOE.move_timeout=5`` (repeatable).
-"""
+"""The settings, in groups by concern, and the :class:`Config` they make."""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import importlib.resources
 import ipaddress
-import math
-import os
-import re
-import tomllib
-import types
-import urllib.parse
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar, get_type_hints
+from typing import Any, ClassVar, get_type_hints
 
+from merknera.config.schema import (
+    A_PORT,
+    AT_LEAST_ONE,
+    NOT_NEGATIVE,
+    POSITIVE,
+    SETTING_KEY,
+    Bound,
+    IPNetwork,
+    Key,
+    Settings,
+    coerce,
+    setting,
+)
 from merknera.hosts import host_port
-from merknera.store.db import POSTGRESQL_URL
-
-ENV_PREFIX = "MERKNERA_"
-
-IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
-
-T = TypeVar("T")
-
-
-class ConfigError(ValueError):
-    """A configuration value that cannot be used, named with its source."""
-
-
-@dataclass(frozen=True)
-class Bound:
-    """The numbers a setting may take: at least ``least``, greater than ``above``, at most
-    ``most`` (each only where given)."""
-
-    least: float | None = None
-    above: float | None = None
-    most: float | None = None
-
-    def holds(self, value: float) -> bool:
-        """Whether ``value`` is within the bounds."""
-        return ((self.least is None or value >= self.least)
-                and (self.above is None or value > self.above)
-                and (self.most is None or value <= self.most))
-
-    def __str__(self) -> str:
-        """What the bounds ask, as the error and ``--help`` say it: "must be at least 1"."""
-        if self.least is not None and self.most is not None:
-            return f"must be between {self.least:g} and {self.most:g}"
-        if self.above is not None:
-            return f"must be greater than {self.above:g}"
-        if self.least == 0:
-            return "must not be negative"
-        if self.least is not None:
-            return f"must be at least {self.least:g}"
-        return f"must be at most {self.most:g}"
-
-
-@dataclass(frozen=True)
-class Setting:
-    """What a setting's field says besides its type and default: the help shown for it,
-    and the values it may take (``bound`` for a number, ``choices`` for a word, compared
-    in upper case)."""
-
-    text: str
-    bound: Bound | None = None
-    choices: tuple[str, ...] = ()
-    metavar: str = ""
-
-    def problem(self, value: object) -> str | None:
-        """Why ``value`` is not allowed ("must be greater than 0"), or None."""
-        if (self.bound is not None and isinstance(value, int | float)
-                and not self.bound.holds(value)):
-            return str(self.bound)
-        if self.choices and str(value).upper() not in self.choices:
-            return self.rule()
-        return None
-
-    def rule(self) -> str:
-        """The values allowed, as an error and ``--help`` say it; empty when any is."""
-        if self.bound is not None:
-            return str(self.bound)
-        if self.choices:
-            return f"must be one of {', '.join(self.choices)}"
-        return ""
-
-
-_SETTING = "merknera.setting"
-
-
-def setting(default: T, text: str, *, bound: Bound | None = None,
-            choices: tuple[str, ...] = (), metavar: str = "") -> T:
-    """A field of a settings group: its default, its help ``text`` and what it may take."""
-    return field(default=default, metadata={
-        _SETTING: Setting(text, bound, choices, metavar)})
-
-
-POSITIVE = Bound(above=0)
-AT_LEAST_ONE = Bound(least=1)
-NOT_NEGATIVE = Bound(least=0)
-A_PORT = Bound(least=0, most=65535)
-
-
-@dataclass(frozen=True)
-class Settings:
-    """A group of settings: a frozen dataclass whose fields are made by :func:`setting`."""
-
-    KEY_PREFIX: ClassVar[str] = ""
-    """What the keys of the group's settings start with, before the field's name."""
 
 
 @dataclass(frozen=True)
@@ -539,36 +432,11 @@ class Config:
             key = KEYS.get(name)
             if key is None:
                 raise TypeError(f"Config.replace: {name!r} is not a setting's key")
-            changes.setdefault(key.group, {})[key.field] = _coerce(key, raw, "Config.replace")
+            changes.setdefault(key.group, {})[key.field] = coerce(key, raw, "Config.replace")
         groups: dict[str, Any] = {
             group: dataclasses.replace(getattr(self, group), **fields)
             for group, fields in changes.items()}
         return dataclasses.replace(self, **groups, games=self.games if games is None else games)
-
-
-@dataclass(frozen=True)
-class Key:
-    """One setting as operators name it (``battlebot_port``: the file's key, the variable
-    ``MERKNERA_BATTLEBOT_PORT``, the flag ``--battlebot-port``) and where a :class:`Config`
-    holds it (``config.battlebot.port``)."""
-
-    name: str
-    group: str
-    field: str
-    kind: Any
-    """The field's type: int, float, str, bool or tuple[str, ...]."""
-    default: object
-    setting: Setting
-
-    @property
-    def env(self) -> str:
-        """The environment variable that sets it."""
-        return ENV_PREFIX + self.name.upper()
-
-    @property
-    def flag(self) -> str:
-        """The command-line flag that sets it (also taken with underscores)."""
-        return "--" + self.name.replace("_", "-")
 
 
 GROUPS: Mapping[str, type[Settings]] = {
@@ -584,7 +452,7 @@ def _keys() -> dict[str, Key]:
         for member in dataclasses.fields(kind):
             name = kind.KEY_PREFIX + member.name
             keys[name] = Key(name, group, member.name, hints[member.name], member.default,
-                             member.metadata[_SETTING])
+                             member.metadata[SETTING_KEY])
     return keys
 
 
@@ -593,325 +461,3 @@ KEYS: Mapping[str, Key] = _keys()
 
 OVERRIDABLE: tuple[str, ...] = tuple(KEYS)
 """The keys settable from the file, the environment and the command line."""
-
-
-def _coerce(key: Key, raw: object, source: str) -> object:
-    """Turn a raw value (a TOML value, a string from env/argv, or a Python value) into the
-    setting's type."""
-    kind = key.kind
-    try:
-        if kind is int:
-            if isinstance(raw, bool):
-                raise ValueError("a boolean is not an integer")
-            return int(raw) if isinstance(raw, int | str) else _bad(raw)
-        if kind is float:
-            if isinstance(raw, bool):
-                raise ValueError("a boolean is not a number")
-            if not isinstance(raw, int | float | str):
-                return _bad(raw)
-            number = float(raw)
-            if not math.isfinite(number):
-                raise ValueError("the number must be finite")
-            return number
-        if kind is str:
-            return raw if isinstance(raw, str) else _bad(raw)
-        if kind is bool:
-            if isinstance(raw, bool):
-                return raw
-            if isinstance(raw, str) and raw.strip().lower() in _BOOLEANS:
-                return _BOOLEANS[raw.strip().lower()]
-            raise ValueError("expected true or false")
-        if isinstance(kind, types.GenericAlias) and kind.__origin__ is tuple:
-            if isinstance(raw, str):
-                return tuple(part.strip() for part in raw.split(",") if part.strip())
-            if isinstance(raw, list | tuple) and all(isinstance(item, str) for item in raw):
-                return tuple(raw)
-            return _bad(raw)
-    except ValueError as exc:
-        raise ConfigError(f"{key.name} from {source}: {raw!r} is not valid ({exc})") from None
-    raise AssertionError(f"unhandled config type {kind} for {key.name}")
-
-
-_BOOLEANS = {"true": True, "1": True, "yes": True, "on": True,
-             "false": False, "0": False, "no": False, "off": False}
-
-
-def _bad(raw: object) -> object:
-    raise ValueError(f"unexpected {type(raw).__name__}")
-
-
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-"""A URL (SQLite would make a folder of its scheme, ``mysql:``, and a file in it)."""
-
-
-def parse_origin(text: str) -> str | None:
-    """``text`` as a web origin (what a browser sends in ``Origin``), written one way
-    (``http://localhost:4200``; the port always given, the host in lower case), so that
-    two spellings of one origin compare equal; None for anything else (``null``, a path,
-    another scheme)."""
-    try:
-        parts = urllib.parse.urlsplit(text.strip())
-        port = parts.port
-    except ValueError:
-        return None
-    host = parts.hostname
-    if (parts.scheme.lower() not in _DEFAULT_PORTS or not host or parts.username is not None
-            or parts.password is not None or parts.path not in ("", "/") or parts.query
-            or parts.fragment or text.strip().endswith(("?", "#"))):
-        return None
-    scheme = parts.scheme.lower()
-    return f"{scheme}://{host_port(host, port if port is not None else _DEFAULT_PORTS[scheme])}"
-
-
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-def _validate(config: Config) -> Config:
-    """Check every setting against its own bounds, then the rules between settings and
-    those that read a setting's text."""
-    for key in KEYS.values():
-        value = getattr(getattr(config, key.group), key.field)
-        problem = key.setting.problem(value)
-        if problem is not None:
-            raise ConfigError(f"{key.name} = {value!r}: {problem}")
-    for mnemonic, rules in config.games.items():
-        for member in dataclasses.fields(GameRules):
-            value = getattr(rules, member.name)
-            problem = member.metadata[_SETTING].problem(value)
-            if problem is not None:
-                raise ConfigError(f"games.{mnemonic}.{member.name} = {value!r}: {problem}")
-
-    db = config.store.db
-    if _URL.match(db) and not POSTGRESQL_URL.match(db):
-        raise ConfigError(f"db = '{db.split('://')[0]}://...': a URL the store does "
-                          "not speak: db is the path of a SQLite file (one node) or a "
-                          "postgresql:// URL (any number of nodes)")
-    if not db:
-        raise ConfigError("db = '': must name a file")
-    for prefix, files in (("", config.listeners), ("battlebot_", config.battlebot)):
-        if bool(files.tls_cert) != bool(files.tls_key):
-            raise ConfigError(f"{prefix}tls_cert = {files.tls_cert!r}: needs {prefix}tls_key, "
-                              "and the key the certificate")
-    liveness = config.liveness
-    if liveness.offline_retry_max < liveness.offline_retry_min:
-        raise ConfigError(f"offline_retry_max = {liveness.offline_retry_max!r}: must not be "
-                          "less than offline_retry_min")
-    public_url = config.listeners.public_url
-    if public_url and not public_url.startswith(("http://", "https://")):
-        raise ConfigError(f"public_url = {public_url!r}: must start with http:// or https://")
-    for origin in config.kalaha.origins:
-        if parse_origin(origin) is None:
-            raise ConfigError(f"kalaha_origins: {origin!r} is not an origin (scheme://host"
-                              "[:port] with the scheme http or https, and nothing after, "
-                              "as a browser names a page's origin)")
-    for name, networks in (("allowed_networks", config.calls.allowed_networks),
-                           ("metrics_networks", config.metrics.networks),
-                           ("trusted_proxies", config.listeners.trusted_proxies)):
-        for net in networks:
-            try:
-                ipaddress.ip_network(net, strict=False)
-            except ValueError as exc:
-                raise ConfigError(f"{name}: {net!r} is not a network ({exc})") from None
-    return config
-
-
-def _build(values: Mapping[str, object], games: Mapping[str, GameRules]) -> Config:
-    """The Config of every setting's value, by key."""
-    fields: dict[str, dict[str, object]] = {group: {} for group in GROUPS}
-    for key in KEYS.values():
-        fields[key.group][key.field] = values[key.name]
-    groups: dict[str, Any] = {group: GROUPS[group](**fields[group]) for group in GROUPS}
-    return Config(**groups, games=games)
-
-
-def _game_rules(table: object, base: Mapping[str, object],
-                source: str) -> dict[str, GameRules]:
-    if not isinstance(table, dict):
-        raise ConfigError(f"[games] in {source} must be a table of tables")
-    rules: dict[str, GameRules] = {}
-    for mnemonic, values in table.items():
-        if not isinstance(values, dict):
-            raise ConfigError(f"[games.{mnemonic}] in {source} must be a table")
-        unknown = set(values) - {f.name for f in dataclasses.fields(GameRules)}
-        if unknown:
-            raise ConfigError(f"[games.{mnemonic}] in {source}: unknown keys {sorted(unknown)}")
-        # A rule the table leaves out is every game's.
-        chosen: dict[str, Any] = {
-            f.name: _coerce(KEYS[f.name], values.get(f.name, base[f.name]), source)
-            for f in dataclasses.fields(GameRules)}
-        rules[mnemonic] = GameRules(**chosen)
-    return rules
-
-
-def _read_file(path: Path, values: dict[str, object]) -> object:
-    """Read the settings of a TOML file into ``values``; returns its ``games`` table."""
-    try:
-        with path.open("rb") as handle:
-            document = tomllib.load(handle)
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
-    found: dict[str, object] = {}
-    for name, raw in document.items():
-        if name == "games":
-            continue
-        if name in KEYS:
-            found[name] = raw
-        elif name in GROUPS and isinstance(raw, dict):
-            prefix = GROUPS[name].KEY_PREFIX
-            for member, inner in raw.items():
-                key = KEYS.get(prefix + member)
-                if key is None or key.group != name:
-                    raise ConfigError(f"{path}: unknown key {member!r} in [{name}]")
-                if key.name in found:
-                    raise ConfigError(f"{path}: {key.name} is set twice (as {key.name} and "
-                                      f"in [{name}])")
-                found[key.name] = inner
-        else:
-            raise ConfigError(f"{path}: unknown key {name!r}")
-    for name, raw in found.items():
-        values[name] = _coerce(KEYS[name], raw, str(path))
-    return document.get("games")
-
-
-def sample() -> str:
-    """The sample configuration shipped with the platform (``merknera config`` prints it):
-    every key with its default and what it does, in TOML, to copy and edit."""
-    return (importlib.resources.files("merknera") / "config.toml").read_text("utf-8")
-
-
-def load_config(
-    path: str | Path | None = None,
-    *,
-    environ: Mapping[str, str] | None = None,
-    overrides: Mapping[str, object] | None = None,
-) -> Config:
-    """Build the Config from a TOML file, the environment and command-line overrides.
-
-    :param path: the TOML file; ``None`` means ``MERKNERA_CONFIG`` or ``./config.toml`` if
-        either exists, else defaults only.
-    :param overrides: values from the command line, by key (``None`` values are ignored).
-    :raises ConfigError: naming the key, the value and where it came from.
-    """
-    env = os.environ if environ is None else environ
-    values: dict[str, object] = {key.name: key.default for key in KEYS.values()}
-    games_table: object = None
-    source_path: Path | None
-    if path is not None:
-        source_path = Path(path)
-    elif env.get(ENV_PREFIX + "CONFIG"):
-        source_path = Path(env[ENV_PREFIX + "CONFIG"])
-    else:
-        source_path = Path("config.toml") if Path("config.toml").is_file() else None
-    if source_path is not None:
-        games_table = _read_file(source_path, values)
-    for key in KEYS.values():
-        raw_env = env.get(key.env)
-        if raw_env is not None:
-            values[key.name] = _coerce(key, raw_env, f"${key.env}")
-    for name, raw in (overrides or {}).items():
-        if raw is None or name == "games":
-            continue
-        if name not in KEYS:
-            raise ConfigError(f"unknown configuration key {name!r}")
-        values[name] = _coerce(KEYS[name], raw, KEYS[name].flag)
-    table: dict[str, Any] = {}
-    if games_table is not None:
-        if not isinstance(games_table, dict):
-            raise ConfigError(f"[games] in {source_path} must be a table of tables")
-        table = {name: dict(rules) if isinstance(rules, dict) else rules
-                 for name, rules in games_table.items()}
-    for source, assignments in ((f"${ENV_PREFIX}GAMES", env.get(ENV_PREFIX + "GAMES")),
-                                ("--games", (overrides or {}).get("games"))):
-        for mnemonic, name, raw in _game_assignments(assignments, source):
-            rules = table.setdefault(mnemonic, {})
-            if not isinstance(rules, dict):
-                raise ConfigError(f"[games.{mnemonic}] must be a table")
-            rules[name] = raw
-    games = _game_rules(table, values, str(source_path or "the overrides")) if table else {}
-    return _validate(_build(values, games))
-
-
-def _game_assignments(raw: object, source: str) -> list[tuple[str, str, str]]:
-    """``MNEMONIC.key=value`` assignments, comma-separated or as a list (per-game rules
-    from the environment or the command line)."""
-    if raw is None:
-        return []
-    items = raw.split(",") if isinstance(raw, str) else raw
-    if not isinstance(items, list | tuple):
-        raise ConfigError(f"{source}: expected MNEMONIC.key=value assignments")
-    found = []
-    for item in items:
-        text = str(item).strip()
-        if not text:
-            continue
-        target, equals, value = text.partition("=")
-        mnemonic, dot, key = target.strip().partition(".")
-        if not (equals and dot and mnemonic and key):
-            raise ConfigError(f"{source}: {text!r} is not MNEMONIC.key=value "
-                              "(e.g. TICTACTOE.move_timeout=5)")
-        found.append((mnemonic, key.strip(), value.strip()))
-    return found
-
-
-_METAVARS: Mapping[object, str] = {int: "N", float: "NUMBER", str: "TEXT"}
-
-
-def shown(key: Key) -> str:
-    """A setting's default as it would be written on the command line."""
-    default = key.default
-    if isinstance(default, bool):
-        return str(default).lower()
-    if isinstance(default, tuple):
-        return ",".join(default) or "none"
-    if default == "":
-        return "empty"
-    return str(default)
-
-
-def flag_help(key: Key) -> str:
-    """The ``--help`` text of a setting: its help, its default and the values it may
-    take."""
-    rule = key.setting.rule()
-    return f"{key.setting.text} (default: {shown(key)}{'; ' + rule if rule else ''})"
-
-
-def add_config_arguments(parser: argparse.ArgumentParser,
-                         keys: Sequence[str] = OVERRIDABLE) -> None:
-    """Add ``--<key>`` options (with dashes or underscores) to an argparse parser, in one
-    argument group per settings group, each with its help, default and bounds."""
-    parser.add_argument("--config", dest="config_path", default=None, metavar="PATH",
-                        help="TOML configuration file (default: ./config.toml if present). "
-                             "Each setting below is also read from the file as key = value "
-                             "and from the environment as MERKNERA_<KEY>; the flags also "
-                             "take underscores (--move_timeout).")
-    for group, kind in GROUPS.items():
-        members = [key for key in KEYS.values() if key.group == group and key.name in keys]
-        if not members:
-            continue
-        arguments = parser.add_argument_group(group, (kind.__doc__ or "").replace("%", "%%"))
-        for key in members:
-            text = flag_help(key).replace("%", "%%")
-            flags = {"dest": key.name, "default": None}
-            if key.kind is bool:
-                # `--ladder` alone means true; `--ladder false` is accepted too.
-                options: dict[str, Any] = {**flags, "nargs": "?", "const": "true",
-                                           "metavar": "true|false"}
-            else:
-                options = {**flags, "metavar": key.setting.metavar or _METAVARS.get(
-                    key.kind, "A,B,...")}
-            arguments.add_argument(key.flag, help=text, **options)
-            if "_" in key.name:
-                arguments.add_argument("--" + key.name, help=argparse.SUPPRESS, **options)
-        if group == "rules":
-            arguments.add_argument(
-                "--games", action="append", default=None, metavar="MNEMONIC.KEY=VALUE",
-                help="a rule of one game, e.g. TICTACTOE.move_timeout=5 (repeatable)")
-
-
-def overrides_from_args(args: argparse.Namespace) -> dict[str, object]:
-    """The ``--<key>`` values given on the command line."""
-    found = {key: getattr(args, key, None) for key in OVERRIDABLE}
-    found["games"] = getattr(args, "games", None)
-    return found
