@@ -41,7 +41,7 @@ class AccessLogger(AbstractAccessLogger):
     def log(self, request: web.BaseRequest, response: web.StreamResponse,
             time: float) -> None:
         caller = request.get(CALLER)
-        address = (request.remote if caller is None else caller.address) or "-"
+        address = (request.remote if caller is None else caller.address or caller.via) or "-"
         version = request.version
         line = f"{request.method} {request.path_qs} HTTP/{version.major}.{version.minor}"
         headers = {name: request.headers.get(name, "-") for name in ("Referer", "User-Agent")}

@@ -100,11 +100,18 @@ class Guard:
         ``request.scheme`` the client's scheme, for every middleware and handler after
         this one (the first of every listener's)."""
         found = self.proxies.resolve(request.remote, request.headers)
-        request[CALLER] = Caller(request.remote if found is None else found.address)
-        if found is None or (found.address == request.remote
-                             and found.scheme in (None, request.scheme)):
+        if found is None:
+            request[CALLER] = Caller(request.remote)
             return await handler(request)
-        return await handler(request.clone(remote=found.address,
+        if found.address is None:  # a proxy's request that does not say whose it is
+            request[CALLER] = Caller(None, via=request.remote)
+        else:
+            request[CALLER] = Caller(found.address)
+        remote = found.address or request.remote
+        if remote is None or (remote == request.remote
+                              and found.scheme in (None, request.scheme)):
+            return await handler(request)
+        return await handler(request.clone(remote=remote,
                                            scheme=found.scheme or request.scheme))
 
     @web.middleware

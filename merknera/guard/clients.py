@@ -82,10 +82,17 @@ class Caller:
     client's, behind a trusted proxy)."""
 
     address: str | None
+    """None when unknown, or when a trusted proxy did not name its client readably."""
+    via: str | None = None
+    """The trusted proxy's address, when it forwarded the request without naming its client
+    readably: such callers are counted together, apart from the proxy's own requests, and
+    have no address any network or host check may allow."""
 
     @property
     def client(self) -> str:
         """The key the caller is counted under (:func:`client_key`)."""
+        if self.via is not None:
+            return f"via {client_key(self.via)}"
         return client_key(self.address)
 
 

@@ -191,6 +191,10 @@ class _GuardedProtocol(asyncio.Protocol):
         except asyncio.CancelledError:  # turned out, or the listener stopped
             self.connection_lost(None)
             raise
+        except Exception as exc:  # a handshake that failed otherwise: its place is given back
+            log.warning("a TLS handshake failed: %s: %s", type(exc).__name__, exc)
+            sock.close()
+            self.connection_lost(exc)
         finally:
             tls.under_way.discard(self)
         if self._connected is None:  # reset during the handshake

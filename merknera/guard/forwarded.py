@@ -60,9 +60,8 @@ class Hop:
 class Forwarded:
     """A request's client as its trusted proxies name it."""
 
-    address: str
-    """The client's address: the proxy's own where the proxies do not name the client
-    readably."""
+    address: str | None
+    """The client's address; None where the proxies do not name the client readably."""
     scheme: str | None
     """The scheme the client used (``https`` when a proxy ended its TLS), or None when the
     proxies do not say."""
@@ -174,8 +173,8 @@ class Proxies:
                 hops = _with_schemes([Hop(None)], schemes[-1:])
         client = self._client(hops, whole)
         if client is None:
-            return Forwarded(peer, None)
-        return Forwarded(peer if client.address is None else str(client.address), client.scheme)
+            return Forwarded(None, None)
+        return Forwarded(None if client.address is None else str(client.address), client.scheme)
 
     def _client(self, hops: Sequence[Hop], whole: bool) -> Hop | None:
         """The right-most hop that is no trusted proxy; the left-most when every hop is

@@ -152,11 +152,23 @@ def pg_dump_command(url: str, path: Path, program: str = PG_DUMP) -> list[str]:
 
 
 def _without_password(url: str) -> str:
+    """The URL without its password, in its user part or its query (``?password=``)."""
+    return _password_apart(url)[0]
+
+
+def _password_apart(url: str) -> tuple[str, str | None]:
+    """The URL without its password, and the password (None if it has none)."""
     parts = urllib.parse.urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", "@", 1)
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+    password = None if parts.password is None else urllib.parse.unquote(parts.password)
+    netloc = parts.netloc
+    if parts.password is not None:
+        netloc = netloc.replace(f":{parts.password}@", "@", 1)
+    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    kept = [(name, value) for name, value in query if name != "password"]
+    if len(kept) != len(query):
+        password = next(value for name, value in query if name == "password")
+    return urllib.parse.urlunsplit(parts._replace(
+        netloc=netloc, query=urllib.parse.urlencode(kept))), password
 
 
 async def _dump(url: str, path: Path) -> Backup:
@@ -168,9 +180,9 @@ async def _dump(url: str, path: Path) -> Backup:
             "with the password in PGPASSWORD or ~/.pgpass:\n  "
             + shlex.join(pg_dump_command(url, path)))
     env = dict(os.environ)
-    password = urllib.parse.urlsplit(url).password
+    password = _password_apart(url)[1]
     if password is not None:
-        env["PGPASSWORD"] = urllib.parse.unquote(password)
+        env["PGPASSWORD"] = password
     partial = await asyncio.to_thread(_partial, path)
     try:
         process = await asyncio.create_subprocess_exec(

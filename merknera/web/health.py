@@ -14,7 +14,7 @@ import functools
 
 from aiohttp import web
 
-from merknera.store.db import migrations
+from merknera.store.db import StoreError, StoreUnavailableError, migrations
 from merknera.web.nodes import LEASES_KEY
 
 STORE_SECONDS = 2.0
@@ -39,8 +39,12 @@ async def readyz(request: web.Request) -> web.Response:
     try:
         async with asyncio.timeout(STORE_SECONDS):
             version = await leases.db.schema_version()
-    except Exception:  # any failure to answer; the store logs an outage's cause itself
+    except TimeoutError:
         reasons.append(f"the store did not answer within {STORE_SECONDS:g} s")
+    except StoreUnavailableError:  # the store logs the outage's cause (it may name a host)
+        reasons.append("the store did not answer: it cannot be reached now")
+    except StoreError as exc:
+        reasons.append(f"the store did not answer: it failed ({type(exc).__name__})")
     else:
         if version != latest_schema():
             reasons.append(f"the store's schema is at version {version}, not at this "

@@ -123,6 +123,30 @@ async def test_nginx_conf_passes_nginx_t_and_proxies_to_the_platform_over_tls(
             assert answer.headers["Location"] == "https://localhost/games?page=2"
         access_log = (prefix / "stdout.log").read_text("utf-8")
         assert "GET /readyz" in access_log and "GET /api/nodes" in access_log
+
+        # One client's requests under way are capped at the proxy (the nodes do not cap a
+        # trusted proxy's connections per client): 64 bodies nginx waits for, then a 65th
+        # request is refused.
+        held = []
+        try:
+            for _ in range(64):
+                reader, writer = await asyncio.open_connection(
+                    "127.0.0.1", https_port, ssl=trusted, server_hostname="localhost")
+                writer.write(b"POST /rpc HTTP/1.1\r\nHost: localhost\r\n"
+                             b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n")
+                await writer.drain()
+                held.append((reader, writer))
+
+            async def refused() -> tuple[int | None, str]:
+                async with e2e.session.get(f"https://localhost:{https_port}/healthz",
+                                           ssl=trusted) as answer:
+                    return (answer.status if answer.status == 503 else None,
+                            f"HTTP {answer.status}")
+
+            assert await e2e.wait_until("the 65th request refused", refused) == 503
+        finally:
+            for _, writer in held:
+                writer.close()
     finally:
         with contextlib.suppress(ProcessLookupError):
             nginx.terminate()
