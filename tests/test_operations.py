@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 import re
 import sys
 from collections.abc import Awaitable
@@ -16,11 +15,10 @@ from typing import Any
 
 from pytest_aiohttp import AiohttpServer
 
-from merknera.games import JSON
 from merknera.protocol import jsonrpc
 from merknera.store import users
 from tests.conftest import ArenaFactory
-from tests.support import Arena, ScriptedBot, until
+from tests.support import Arena, ScriptedBot, random_mover, until
 
 PATIENCE = 30.0
 """Seconds to wait for the platform to do something (a guard against a hang)."""
@@ -42,17 +40,6 @@ async def ok(arena: Arena, *args: str) -> str:
     assert code == 0, f"merknera {' '.join(args)} exited {code}: {err}"
     return out
 
-
-def random_mover(seed: int) -> Any:
-    """A tic-tac-toe NextMove that plays a random free cell (seeded), a moment later."""
-    chooser = random.Random(seed)
-
-    async def move(params: dict[str, Any], _id: Any) -> JSON:
-        await asyncio.sleep(0.02)
-        free = [cell for cell, mark in enumerate(params["gamestate"]) if not mark]
-        return {"position": chooser.choice(free)}
-
-    return move
 
 
 async def ladder(make_arena: ArenaFactory, store_target: str) -> Arena:

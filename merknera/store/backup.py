@@ -25,6 +25,7 @@ import shutil
 import sqlite3
 import tempfile
 import urllib.parse
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,10 +73,16 @@ async def backup(db: str, path: Path) -> Backup:
 # -- SQLite -----------------------------------------------------------------------------------
 
 
-async def _sqlite(db: str, path: Path) -> Backup:
+@contextlib.asynccontextmanager
+async def _written(path: Path) -> AsyncIterator[Path]:
+    """A new file beside ``path`` for the backup to be written to: moved to ``path`` when the
+    block ends, removed if it raised.
+
+    :raises BackupError: when ``path`` was made meanwhile.
+    """
     partial = await asyncio.to_thread(_partial, path)
     try:
-        before = await asyncio.to_thread(_copy_pages, db, partial)
+        yield partial
         if await asyncio.to_thread(os.path.lexists, path):
             raise BackupError(f"{path} was made meanwhile by another process; give a new "
                               "file's name")
@@ -83,6 +90,11 @@ async def _sqlite(db: str, path: Path) -> Backup:
     except BaseException:
         await asyncio.to_thread(_remove, partial)
         raise
+
+
+async def _sqlite(db: str, path: Path) -> Backup:
+    async with _written(path) as partial:
+        before = await asyncio.to_thread(_copy_pages, db, partial)
     store = await Database.open(str(path))
     try:
         version = await store.schema_version()
@@ -183,8 +195,7 @@ async def _dump(url: str, path: Path) -> Backup:
     password = _password_apart(url)[1]
     if password is not None:
         env["PGPASSWORD"] = password
-    partial = await asyncio.to_thread(_partial, path)
-    try:
+    async with _written(path) as partial:
         process = await asyncio.create_subprocess_exec(
             *pg_dump_command(url, partial, program), env=env,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
@@ -194,11 +205,4 @@ async def _dump(url: str, path: Path) -> Backup:
             said = errors.decode("utf-8", "replace").strip()[-2000:]
             raise BackupError(f"{PG_DUMP} of {redacted(url)} failed (exit "
                               f"{process.returncode}): {said}")
-        if await asyncio.to_thread(os.path.lexists, path):
-            raise BackupError(f"{path} was made meanwhile by another process; give a new "
-                              "file's name")
-        await asyncio.to_thread(os.replace, partial, path)
-    except BaseException:
-        await asyncio.to_thread(_remove, partial)
-        raise
     return Backup(path, (await asyncio.to_thread(path.stat)).st_size, None, None, None)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import random
 import sqlite3
 import sys
 from collections.abc import Awaitable
@@ -17,12 +16,11 @@ from typing import Any
 import pytest
 from pytest_aiohttp import AiohttpServer
 
-from merknera.games import JSON
 from merknera.store import Database, ratings
 from merknera.store.db import POSTGRESQL_URL, migrations
 from tests.conftest import ArenaFactory
 from tests.store.test_migrations_every_version import store_of_version
-from tests.support import Arena, ScriptedBot, until
+from tests.support import Arena, ScriptedBot, random_mover, until
 from tests.support.postgres import Cluster
 
 PATIENCE = 60.0
@@ -48,16 +46,6 @@ async def merknera(*args: str, env: dict[str, str] | None = None) -> tuple[int, 
     assert process.returncode is not None
     return process.returncode, out.decode(), err.decode()
 
-
-def random_mover(seed: int) -> Any:
-    chooser = random.Random(seed)
-
-    async def move(params: dict[str, Any], _id: Any) -> JSON:
-        await asyncio.sleep(0.02)
-        free = [cell for cell, mark in enumerate(params["gamestate"]) if not mark]
-        return {"position": chooser.choice(free)}
-
-    return move
 
 
 async def count(db: Database, sql: str, params: tuple[Any, ...] = ()) -> int:

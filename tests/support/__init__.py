@@ -227,6 +227,18 @@ class ScriptedBot:
             "code": -32601, "message": f"can't find method {method}"}})
 
 
+def random_mover(seed: int) -> Any:
+    """A tic-tac-toe NextMove that plays a random free cell (seeded), a moment later."""
+    chooser = random.Random(seed)
+
+    async def move(params: dict[str, Any], _id: Any) -> JSON:
+        await asyncio.sleep(0.02)
+        free = [cell for cell, mark in enumerate(params["gamestate"]) if not mark]
+        return {"position": chooser.choice(free)}
+
+    return move
+
+
 async def serve_bot(aiohttp_server: AiohttpServer, bot: ScriptedBot,
                     port: int | None = None) -> str:
     """Serve ``bot`` with the aiohttp_server fixture (on ``port``, or a free one); its
