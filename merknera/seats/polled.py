@@ -54,12 +54,15 @@ class PolledHold(Hold):
         self.final: JSONObject | None = None
         """The game's Complete params for the seat (``winner``, the final state), once it
         is over with or without a result; None while it goes on."""
-        self.ended = False
-        """Whether the game is over for the seat (it finished, or its runner stopped)."""
         self.error: str | None = None
         """The runner's message about the seat's last fault, if any."""
         self._left = asyncio.Event()
         self._changed = asyncio.Event()
+
+    @property
+    def ended(self) -> bool:
+        """Whether the game is over for the seat (it finished, or its runner stopped)."""
+        return self.turns.finished
 
     @property
     def left(self) -> asyncio.Event:
@@ -145,7 +148,6 @@ class PolledHold(Hold):
         stopped)."""
         if final is not None:
             self.final = final
-        self.ended = True
         self.turns.finished = True
         self._bump()
 

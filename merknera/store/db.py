@@ -264,7 +264,7 @@ class Dialect(ABC):
         return error
 
 
-class Link:
+class Link(ABC):
     """A synchronous connection with a thread of its own, its only user (as SQLite's and
     psycopg's synchronous connections want): a work's several statements cost one trip to
     the thread, and never wait on the event loop.  Each backend says how a work is called
@@ -294,11 +294,13 @@ class Link:
         return asyncio.get_running_loop().run_in_executor(
             self._thread, functools.partial(self._call, work, *args))
 
+    @abstractmethod
     def _call(self, work: Callable[..., T], *args: Any) -> T:
-        raise NotImplementedError
+        """``work(connection, *args)``, on the connection's thread."""
 
+    @abstractmethod
     def _disconnect(self) -> None:
-        raise NotImplementedError
+        """Close the connection, on its thread."""
 
     async def close(self) -> None:
         """Close the connection on its thread, then let the thread go."""
@@ -402,7 +404,7 @@ class Database:
         """
         batch, self._pending = self._pending, []
         try:
-            running = self._writer.run(_run_batch, self.dialect, [work for work, _ in batch])
+            running = self._writer.run(_run_batch, [work for work, _ in batch])
         except Exception as exc:  # the writer is closed
             _fail(batch, self.dialect.failure(exc, "the store writer failed"))
             return
@@ -489,7 +491,7 @@ RETRIES = 5
 """Times a work runs again after a conflict with another node's transaction."""
 
 
-def _run_batch(conn: Transactional, dialect: Dialect,
+def _run_batch(conn: Transactional,
                works: list[Callable[[Connection], Any]]) -> list[tuple[bool, Any]]:
     """One transaction for a batch of works (runs on the writer's thread).
 
@@ -497,6 +499,7 @@ def _run_batch(conn: Transactional, dialect: Dialect,
     If a work raises, the batch is rolled back and each work runs again in a transaction
     of its own, so that one failure changes nothing and disturbs no other work.
     """
+    dialect = conn.dialect
     try:
         conn.execute(dialect.begin)
         results = [work(conn) for work in works]
@@ -508,11 +511,11 @@ def _run_batch(conn: Transactional, dialect: Dialect,
         if dialect.unavailable(exc):  # no work could run alone either
             return [(False, dialect.failure(exc, "a write transaction failed"))
                     for _ in works]
-    return [_run_alone(conn, dialect, work) for work in works]
+    return [_run_alone(conn, work) for work in works]
 
 
-def _run_alone(conn: Transactional, dialect: Dialect,
-               work: Callable[[Connection], Any]) -> tuple[bool, Any]:
+def _run_alone(conn: Transactional, work: Callable[[Connection], Any]) -> tuple[bool, Any]:
+    dialect = conn.dialect
     for attempt in range(RETRIES + 1):
         try:
             conn.execute(dialect.begin)
