@@ -86,10 +86,10 @@ class Holder(ABC, Generic[HoldT]):
         """:meth:`Session.describe` for every session of this kind."""
 
     @abstractmethod
-    def find(self, sitting: Sitting) -> HoldT | None:
-        """The hold of the seat's client now, if it has one.  For a game that has not
-        begun (:attr:`Sitting.begun`), a free client of the bot may be taken for it here,
-        so that nothing else takes it before the game opens."""
+    def take(self, sitting: Sitting) -> HoldT | None:
+        """The hold of the seat's client now, if it has one, taken for the session.  For a
+        game that has not begun (:attr:`Sitting.begun`), a free client of the bot is
+        reserved for it here, so that nothing else takes it before the game opens."""
 
     @abstractmethod
     async def claim(self, sitting: Sitting, time_limit: float) -> HoldT | str:
@@ -119,7 +119,7 @@ class HeldSession(Session, Generic[HoldT]):
     def __init__(self, holder: Holder[HoldT], sitting: Sitting) -> None:
         super().__init__(sitting)
         self._holder = holder
-        self._hold = holder.find(sitting)
+        self._hold = holder.take(sitting)
         self._away = asyncio.Event()
         """:attr:`left` while there is no hold: set for a game that began without one."""
         self.lost = self._hold is None and sitting.begun

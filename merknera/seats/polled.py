@@ -171,11 +171,11 @@ class PolledHolder(Holder[PolledHold]):
                 calls.complete: "the final state",
                 calls.error: "the answer to a faulty move"}.get(name, name)
 
-    def find(self, sitting: Sitting) -> PolledHold | None:
+    def take(self, sitting: Sitting) -> PolledHold | None:
         return self._holds.get((sitting.game_id, sitting.seat))
 
     async def claim(self, sitting: Sitting, time_limit: float) -> PolledHold | str:
-        held = self.find(sitting)
+        held = self.take(sitting)
         if held is None or held.ended:
             return f"{sitting.bot.name} disconnected"
         return held

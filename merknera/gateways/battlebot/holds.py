@@ -111,7 +111,7 @@ class BattlebotHolder(Holder[BattlebotHold]):
                 calls.complete: "the final state",
                 calls.error: "the answer to an invalid turn"}.get(name, name)
 
-    def find(self, sitting: Sitting) -> BattlebotHold | None:
+    def take(self, sitting: Sitting) -> BattlebotHold | None:
         if not sitting.begun:
             self._hub.reserve(sitting.bot.id, sitting.game_id)
         return self._hold(self._hub.connected(sitting.bot.id), sitting)
