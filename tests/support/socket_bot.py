@@ -19,7 +19,9 @@ from tests.support import InFlight, Reply, play_first_empty
 class SocketBot:
     """A tic-tac-toe bot (or any game's, with ``next_move``) on a socket to ``/rpc/ws``."""
 
-    client: TestClient  # type: ignore[type-arg]
+    client: TestClient | aiohttp.ClientSession  # type: ignore[type-arg]
+    """Where the socket is opened: a test client of the platform's application, or a
+    session (then ``url`` is the socket's whole URL)."""
     token: str
     name: str
     version: str = "1.0"
@@ -40,12 +42,13 @@ class SocketBot:
     registered: dict[str, Any] | None = None
     """The Register response."""
     closed: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
+    url: str = "/rpc/ws"
 
     async def connect(self, **extra: Any) -> dict[str, Any]:
         """Open a socket, register on it (with ``extra`` params), start answering; the
         Register response."""
         self.closed = asyncio.Event()
-        self.ws = await self.client.ws_connect("/rpc/ws")
+        self.ws = await self.client.ws_connect(self.url)
         params = {"token": self.token, "botname": self.name, "botversion": self.version,
                   "game": self.game, "programminglanguage": "Python", **extra}
         await self.ws.send_json({"jsonrpc": "2.0", "id": "register",
