@@ -203,6 +203,9 @@ async def test_starters_play_perfectly(e2e: E2E, js_starter: Starter, go_starter
     games = list(await asyncio.gather(*(e2e.game(summary["id"]) for summary in summaries)))
     check_games(e2e, games, set(names))
 
+    protocols = {row["name"]: row["protocol"] for row in e2e.read_db(
+        "SELECT name, protocol FROM bots WHERE name IN (?, ?)", list(names))}
+    assert protocols == dict.fromkeys(names, "jsonrpc-socket" if connect else "jsonrpc")
     for running in starters:
         own = {game["id"]: game for game in games
                if running.name in {seat["name"] for seat in game["seats"]}}
