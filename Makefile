@@ -39,7 +39,7 @@ test: test-packages $(DEV_STAMP)
 
 # Before .venv is built, so that a missing package stops make test at once.
 test-packages:
-	@$(SYSTEM) venv chromium openssl postgresql nginx
+	@$(SYSTEM) venv chromium openssl postgresql nginx node go
 
 lint: $(DEV_STAMP)
 	$(PY) -m ruff check .

@@ -1,0 +1,5 @@
+module tictactoe-bot
+
+go 1.19
+
+require github.com/gorilla/websocket v1.5.0
