@@ -285,9 +285,10 @@ class _Socket:
         try:
             await self.ws.send_str(json.dumps(request))
             response = await answer
-        except (ConnectionError, aiohttp.ClientError) as exc:
-            raise ConnectionLostError(f"the socket closed before {method} was answered: "
-                                      f"{exc}") from None
+        except ConnectionLostError:
+            raise
+        except (ConnectionError, aiohttp.ClientError) as exc:  # the send, on a closing socket
+            raise ConnectionLostError(f"{method} was not sent: {exc}") from None
         finally:
             self._waiting.pop(call_id, None)
         return _result_of(response)

@@ -260,7 +260,7 @@ class ScrabblePlayer:
                                "%d): %s", gameid, connection.url, attempt, self.ready_attempts,
                                exc or "no answer in time")
                 continue
-            logger.info("game %s: Ready (%s)", gameid, result)
+            logger.info("game %s: Ready on the socket (%s)", gameid, result)
             return True
         logger.error("game %s: could not reach the platform to say Ready", gameid)
         return False
