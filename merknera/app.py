@@ -26,6 +26,7 @@ from merknera.hosts import host_port
 from merknera.metrics import Metrics
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.rpc import RpcService, refusal
+from merknera.rpc_socket import RpcSocketService
 from merknera.scheduler.arena import Arena
 from merknera.scheduler.coordinator import Coordinator, Duty
 from merknera.scheduler.core import Scheduler
@@ -37,7 +38,7 @@ from merknera.scheduler.readiness import Readiness, ReadyService
 from merknera.scheduler.registration import Registrar
 from merknera.scheduler.slots import Slots
 from merknera.scheduler.tournaments import Director
-from merknera.seats import Carriers, JsonRpcCarrier, Notifier, SquelchRestCarrier
+from merknera.seats import Carriers, HttpLine, JsonRpcCarrier, Notifier, Sockets, SquelchRestCarrier
 from merknera.seats.polled import PolledHolder
 from merknera.store import Database, ratings
 from merknera.store.db import redacted
@@ -98,6 +99,9 @@ class Platform:
         self._client: BotClient | None = None
         self._scheduler: Scheduler | None = None
         self._rpc: RpcService | None = None
+        self._rpc_socket: RpcSocketService | None = None
+        self.sockets = Sockets(config.liveness.offline_grace, config.calls.ping_timeout)
+        """The sockets of bots that connect out (``/rpc/ws``)."""
         self._registrar: Registrar | None = None
 
     @property
@@ -111,6 +115,12 @@ class Platform:
         """The running scheduler."""
         assert self._scheduler is not None, "the platform is not started"
         return self._scheduler
+
+    @property
+    def rpc_socket(self) -> RpcSocketService:
+        """The ``/rpc/ws`` service."""
+        assert self._rpc_socket is not None, "the platform is not started"
+        return self._rpc_socket
 
     @property
     def registrar(self) -> Registrar:
@@ -150,7 +160,8 @@ class Platform:
         await self._client.start()
         notifier = Notifier(self.config.calls.notify_timeout, self.config.calls.notify_timeout)
         carriers = Carriers(
-            {BotProtocol.JSONRPC: JsonRpcCarrier(self._client, notifier),
+            {BotProtocol.JSONRPC: JsonRpcCarrier(HttpLine(self._client), notifier),
+             BotProtocol.JSONRPC_SOCKET: JsonRpcCarrier(self.sockets, notifier),
              BotProtocol.SQUELCH_REST: SquelchRestCarrier(self._client, self.config, notifier)},
             {BotProtocol.BATTLEBOT_SALT: self.battlebot.holder,
              BotProtocol.BATTLEBOT_GRAPHQL: self.battlebot.holder,
@@ -184,6 +195,8 @@ class Platform:
         self._scheduler = Scheduler(arena)
         self._registrar = Registrar(self._scheduler, self.guard.auth, self.guard.refusals)
         self._rpc = RpcService(self._registrar, self.guard)
+        self._rpc_socket = RpcSocketService(self._rpc, self._registrar, self.sockets, presence,
+                                            self.guard)
         ready = ReadyService(self._db, self.assets, readiness, self.guard.auth)
         for game in self.games.values():
             if game.assets:
@@ -225,6 +238,8 @@ class Platform:
         return apps
 
     async def _stop_gateways(self) -> None:
+        if self._rpc_socket is not None:
+            self._rpc_socket.close_all()
         await self.battlebot.stop()
         await self.hexagons.stop()
         if self._tables is not None:
@@ -345,11 +360,15 @@ def build_app(config: Config, platform: Platform | None = None) -> web.Applicati
     async def rpc_handler(request: web.Request) -> web.StreamResponse:
         return await platform.rpc.handle(request)
 
+    async def rpc_socket_handler(request: web.Request) -> web.StreamResponse:
+        return await platform.rpc_socket.handle(request)
+
     async def asset_handler(request: web.Request) -> web.StreamResponse:
         return await platform.assets.handle(request)
 
     app.cleanup_ctx.append(lifecycle)
     app.router.add_post("/rpc", rpc_handler)
+    app.router.add_get("/rpc/ws", rpc_socket_handler)
     app.router.add_get("/assets/{sha1}/{name}", asset_handler)
     app.router.add_routes(api.routes)
     app.router.add_routes(live.routes)

@@ -88,7 +88,7 @@ class CallResult:
     reply: bytes | None = None
     """The reply body as received (None if none came)."""
     status: int | None = None
-    """The HTTP status of the reply."""
+    """The HTTP status of the reply (None where no HTTP reply came)."""
     latency: float = 0.0
     """Seconds from sending the request to having read the whole reply."""
 
@@ -96,6 +96,11 @@ class CallResult:
     def ok(self) -> bool:
         """Whether the call produced a result."""
         return self.fault is None
+
+    @property
+    def answered(self) -> bool:
+        """Whether any reply came (the bot was heard from, whatever it said)."""
+        return self.reply is not None
 
 
 URLS_KEPT = 10_000

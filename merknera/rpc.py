@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from aiohttp import web
 
@@ -67,33 +68,51 @@ class RpcService:
             call = jsonrpc.parse_request(body)
         except jsonrpc.RequestError as exc:
             return _reply(jsonrpc.error_reply(exc.dialect, exc.request_id, exc))
-        caller = self._guard.caller(request)
-        method = self._methods.get(call.method)
+        answer = await self.answer(call, self._guard.caller(request))
+        headers = None if answer.retry_after is None else {"Retry-After": answer.retry_after}
+        return _reply(answer.reply, answer.status, headers, empty=call.is_notification)
+
+    async def answer(self, call: jsonrpc.Request, caller: Caller,
+                     method: Method | None = None) -> Answer:
+        """Run a bot's request (with ``method`` rather than the one of its name, where
+        given): its reply in the request's dialect, whatever went wrong."""
+        method = method or self._methods.get(call.method)
         try:
             if method is None:
                 raise jsonrpc.RpcError(jsonrpc.METHOD_NOT_FOUND,
                                        f'Method not found: "{call.method}"')
             result = await method(call.params, caller)
         except jsonrpc.RpcError as exc:
-            reply = jsonrpc.error_reply(call.dialect, call.id, exc)
+            return Answer(jsonrpc.error_reply(call.dialect, call.id, exc))
         except RateLimitedError as exc:
             # Too many wrong tokens from this address, or registrations of this user.
-            reply = jsonrpc.error_reply(call.dialect, call.id, jsonrpc.RpcError(
-                jsonrpc.RATE_LIMITED, exc.message))
-            return _reply(reply, 429, {"Retry-After": exc.retry_after_header},
-                          empty=call.is_notification)
+            return Answer(jsonrpc.error_reply(call.dialect, call.id, jsonrpc.RpcError(
+                jsonrpc.RATE_LIMITED, exc.message)), 429, exc.retry_after_header)
         except StoreUnavailableError as exc:  # an outage: ask again later
-            reply = jsonrpc.error_reply(call.dialect, call.id, jsonrpc.RpcError(
-                jsonrpc.INTERNAL_ERROR, exc.for_clients))
-            return _reply(reply, 503, {"Retry-After": retry_after_header(exc.retry_after)},
-                          empty=call.is_notification)
+            return Answer(jsonrpc.error_reply(call.dialect, call.id, jsonrpc.RpcError(
+                jsonrpc.INTERNAL_ERROR, exc.for_clients)), 503,
+                retry_after_header(exc.retry_after))
         except Exception:
             log.exception("/rpc %s failed", call.method)
-            reply = jsonrpc.error_reply(call.dialect, call.id, jsonrpc.RpcError(
-                jsonrpc.INTERNAL_ERROR, "Internal error"))
-        else:
-            reply = jsonrpc.success_reply(call.dialect, call.id, result)
-        return _reply(reply, empty=call.is_notification)
+            return Answer(jsonrpc.error_reply(call.dialect, call.id, jsonrpc.RpcError(
+                jsonrpc.INTERNAL_ERROR, "Internal error")))
+        return Answer(jsonrpc.success_reply(call.dialect, call.id, result))
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The reply to a bot's request, and how HTTP sends it."""
+
+    reply: JSONObject
+    status: int = 200
+    """200, or 429 (wait :attr:`retry_after`), or 503 (the store is out)."""
+    retry_after: str | None = None
+    """The ``Retry-After`` header's value, where the caller is to ask again later."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether the request succeeded."""
+        return "error" not in self.reply or self.reply["error"] is None
 
 
 def refusal(status: int, message: str) -> web.Response:

@@ -11,6 +11,10 @@ class BotProtocol(enum.Enum):
 
     JSONRPC = "jsonrpc"
     """Merknera's JSON-RPC convention (docs/bots/protocol.md): every game."""
+    JSONRPC_SOCKET = "jsonrpc-socket"
+    """Merknera's JSON-RPC convention over a WebSocket the bot opens to ``/rpc/ws``
+    (docs/bots/protocol.md section 7): the same calls as :attr:`JSONRPC`, for a bot the
+    platform cannot reach (behind NAT, on a laptop).  Registered only over that socket."""
     SQUELCH_REST = "squelch-rest"
     """The Squelchbot REST API (``seeds/000_*``): ``rpcendpoint`` is the bot's base URL."""
     BATTLEBOT_SALT = "battlebot-salt"
@@ -55,6 +59,7 @@ class BotProtocol(enum.Enum):
 
 _GAMES: dict[BotProtocol, frozenset[str] | None] = {
     BotProtocol.JSONRPC: None,
+    BotProtocol.JSONRPC_SOCKET: None,
     BotProtocol.SQUELCH_REST: frozenset({"SQUELCH"}),
     BotProtocol.BATTLEBOT_SALT: frozenset({"NOUGHTSANDCROSSES", "NUMBERWANG"}),
     BotProtocol.BATTLEBOT_GRAPHQL: frozenset({"NOUGHTSANDCROSSES", "NUMBERWANG"}),
@@ -66,6 +71,7 @@ _CONNECTING = frozenset({BotProtocol.BATTLEBOT_SALT, BotProtocol.BATTLEBOT_GRAPH
 
 _TITLES = {
     BotProtocol.JSONRPC: "JSON-RPC",
+    BotProtocol.JSONRPC_SOCKET: "JSON-RPC over a WebSocket it opens (it connects out)",
     BotProtocol.SQUELCH_REST: "the Squelchbot REST API",
     BotProtocol.BATTLEBOT_SALT: "Battlebot's WebSocket protocol (salted login, 2017)",
     BotProtocol.BATTLEBOT_GRAPHQL: "Battlebot's WebSocket protocol (GraphQL registration, 2017)",

@@ -183,6 +183,11 @@ def decode_reply(body: bytes, request_id: int | str) -> JSON:
         reply = loads(body)
     except BadJSONError as exc:
         raise MalformedReplyError(f"the body is not JSON: {exc}") from None
+    return read_reply(reply, request_id)
+
+
+def read_reply(reply: JSON, request_id: int | str) -> JSON:
+    """:func:`decode_reply` of a reply already read as JSON (a WebSocket's frame)."""
     if not isinstance(reply, dict):
         raise MalformedReplyError(f"the reply must be a JSON object, got {_kind(reply)}")
     if "jsonrpc" in reply and reply["jsonrpc"] != "2.0":

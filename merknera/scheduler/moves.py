@@ -62,7 +62,7 @@ async def play_one(runner: GameRunner, play: Play) -> bool:
         return await settle(runner, play, answer, None, Faulted(
             FaultKind.UNREACHABLE, "its client disconnected while another player was to move"))
     reply = answer
-    if reply.status is not None:
+    if reply.answered:
         arena.presence.heard(bot_id)
     if reply.fault is not None:
         if reply.fault.kind is FaultKind.UNREACHABLE:

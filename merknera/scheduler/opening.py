@@ -165,7 +165,7 @@ async def _new_game(runner: GameRunner, play: Play, seat: Seat) -> _Answer:
         opened = session.describe(game.calls.open)
         arena.presence.went_unreachable(bot_id, f"{opened}: {reply.fault.message}")
         return _Answer.UNREACHED
-    if reply.status is not None:
+    if reply.answered:
         arena.presence.heard(bot_id)
     if not game.assets:
         # Nothing to prepare: whatever else the bot answers (Merknera's bots do not

@@ -95,13 +95,26 @@ class RegistrationRequest:
     """How the platform is to call the bot (``rpcendpoint`` is a base URL for REST)."""
 
     @classmethod
-    def from_params(cls, params: JSONObject) -> RegistrationRequest:
-        """Read the (lower-cased) params.
+    def from_params(cls, params: JSONObject, *, socket: bool = False) -> RegistrationRequest:
+        """Read the (lower-cased) params; ``socket``: of a registration on a bot's socket
+        to ``/rpc/ws``, which has no ``rpcendpoint`` and speaks
+        :attr:`BotProtocol.JSONRPC_SOCKET`.
 
         :raises RegistrationError: ``INVALID_PARAMS`` naming the param and what was wrong.
         """
+        if socket:
+            for name in ("rpcendpoint", "protocol"):
+                if params.get(name) is not None:
+                    raise RegistrationError(
+                        jsonrpc.INVALID_PARAMS,
+                        "A bot registering on its socket to /rpc/ws is called on that "
+                        f'socket: send no "{name}"')
+            params = {**params, "protocol": BotProtocol.JSONRPC_SOCKET.value}
         values: dict[str, str] = {}
         for name, required, longest in _FIELDS:
+            if socket and name == "rpcendpoint":
+                values[name] = ""
+                continue
             value = params.get(name)
             if value is None:
                 if required:
@@ -134,12 +147,27 @@ class RegistrationRequest:
             raise RegistrationError(
                 jsonrpc.INVALID_PARAMS,
                 f'The param "protocol" must be one of {known}, not {protocol[:50]!r}') from None
+        if spoken is BotProtocol.JSONRPC_SOCKET and not socket:
+            raise RegistrationError(
+                jsonrpc.INVALID_PARAMS,
+                f'A bot of protocol "{spoken.value}" registers on the WebSocket it opens '
+                "to /rpc/ws, not here (docs/bots/protocol.md section 7)")
         if spoken.connects:
             raise RegistrationError(
                 jsonrpc.INVALID_PARAMS,
                 f'A bot of protocol "{spoken.value}" connects to the platform and registers '
                 "at its Battlebot listener, not here (see the README)")
         return cls(**values, protocol=spoken)
+
+
+@dataclass(frozen=True)
+class Enrolment:
+    """A registration that was made."""
+
+    bot: Bot
+    """The bot as registered."""
+    reply: JSONObject
+    """``RegistrationService.Register``'s result: ``{"message", "secret"}``."""
 
 
 @dataclass(frozen=True)
@@ -177,6 +205,15 @@ class Registrar:
         :raises RateLimitedError: when the caller has sent too many wrong tokens, or the
             user has registered too often.
         """
+        return (await self.enrol(request, caller)).reply
+
+    async def enrol(self, request: RegistrationRequest,
+                    caller: Caller = IN_PROCESS) -> Enrolment:
+        """:meth:`register`, and the bot as registered.
+
+        :raises RegistrationError: as :meth:`register`.
+        :raises RateLimitedError: as :meth:`register`.
+        """
         arena = self._arena
         try:
             game = get_game(request.game)
@@ -205,7 +242,8 @@ class Registrar:
                 f"quick succession; after that one more is allowed every "
                 f"{accounts.registration_interval:g} s: try again in {math.ceil(wait)} s", wait)
         try:
-            await check_endpoint(request.rpcendpoint, arena.config.calls.networks)
+            if request.protocol is not BotProtocol.JSONRPC_SOCKET:
+                await check_endpoint(request.rpcendpoint, arena.config.calls.networks)
         except EndpointRefusedError as exc:
             raise RegistrationError(jsonrpc.ENDPOINT_REFUSED,
                                     f"The rpcendpoint was refused: {exc}") from None
@@ -233,7 +271,7 @@ class Registrar:
         arena.presence.registered(done.bot)
         await self._scheduler.cancel(done.superseded_games)
         self._scheduler.submit(done.new_games)
-        return {"message": done.message, "secret": done.bot.secret}
+        return Enrolment(done.bot, {"message": done.message, "secret": done.bot.secret})
 
     async def _user_of(self, token: str) -> users.User | None:
         """The user of ``token``: from the tokens found good lately, else read."""
@@ -387,7 +425,8 @@ def _reregister(conn: Connection, same: Bot, request: RegistrationRequest,
             f'"{same.protocol.value}", not "{request.protocol.value}"; register a new '
             "version to change its protocol")
     bot = bots.update_registration(conn, same.id, meta)
-    logs.add(conn, bot.id, f"Registered again: endpoint {meta.endpoint}")
+    where = f"endpoint {meta.endpoint}" if meta.endpoint else "on its socket to /rpc/ws"
+    logs.add(conn, bot.id, f"Registered again: {where}")
     return bot
 
 

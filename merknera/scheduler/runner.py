@@ -17,6 +17,7 @@ import contextlib
 import functools
 import logging
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 
 from merknera.botclient import CallResult, PlatformResourceError
 from merknera.games import MoveError, Seat, Termination, UnknownGameError, get_game
@@ -97,7 +98,7 @@ class GameRunner:
         begun = record.status is not GameStatus.PENDING or record.origin == "MATCH"
         self.sessions = [arena.carriers.open(Sitting(game, record.id, seat, bot,
                                                      functools.partial(arena.latest, bot),
-                                                     begun))
+                                                     begun, self._idle))
                          for seat, bot in enumerate(seated)]
         # A place in play bounds the calls made to bots: the game counts in the shares of
         # the owners of the bots it calls (none, if every seat's client holds a
@@ -121,6 +122,10 @@ class GameRunner:
         outcome = play.forfeit or play.game.outcome(play.state)
         assert outcome is not None
         await ending.finish(self, play, outcome)
+
+    def _idle(self) -> AbstractAsyncContextManager[None]:
+        """The game's place given up (:attr:`Sitting.idle`)."""
+        return self.place.given_up()
 
     async def _seated(self, record: GameRecord) -> list[Bot]:
         """The game's bots in seat order."""

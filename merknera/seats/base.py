@@ -9,9 +9,11 @@ close.  What a session does with them is its carrier's wire.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
 from merknera.botclient import CallResult
@@ -47,6 +49,10 @@ class Sitting:
     begun: bool = False
     """Whether the game had begun before this runner took it up: a client that holds a
     connection cannot take up such a game on another connection."""
+    idle: Callable[[], AbstractAsyncContextManager[None]] = contextlib.nullcontext
+    """A block in which the game holds no place in play: for a session that waits for its
+    bot to connect again, which makes no call meanwhile (the runner's
+    :meth:`~merknera.scheduler.slots.Place.given_up`)."""
 
 
 class Moment:

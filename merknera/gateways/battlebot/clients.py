@@ -12,101 +12,18 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import json
-import logging
 from collections.abc import Callable
 
-from aiohttp import web
-
-from merknera.games import JSONObject
 from merknera.gateways.battlebot.wire import Era, Login
+from merknera.guard.sockets import CLOSE_GOING_AWAY, ClientSocket
 from merknera.seats.turns import Received, Turns
 from merknera.store.bots import Bot
-
-log = logging.getLogger(__name__)
-
-CLOSE_NORMAL = 1000
-CLOSE_GOING_AWAY = 1001
-"""Close code for a client whose game ended without a final state (or the platform
-stopped)."""
-CLOSE_POLICY = 1008
-"""Close code for a client that broke a rule (too many messages, never logged in)."""
-
-
-class Connection:
-    """A WebSocket, with the messages to send queued and written in order by one task.
-
-    Sending never waits: the game's runner and the listener queue messages, and a client
-    that does not read its socket holds up only its own writer.
-    """
-
-    def __init__(self, ws: web.WebSocketResponse, peer: str,
-                 abort: Callable[[], None]) -> None:
-        self.ws = ws
-        self.peer = peer
-        self._abort = abort
-        """The client's address key (:func:`merknera.guard.client_key`)."""
-        self.closed = asyncio.Event()
-        """Set once the socket is closing or closed, by either side: nothing more is sent,
-        and its game's runner stops waiting for it."""
-        self._outbox: asyncio.Queue[JSONObject | int] = asyncio.Queue()
-        self._writer = asyncio.create_task(self._write(), name=f"battlebot-writer-{peer}")
-
-    def send(self, message: JSONObject) -> None:
-        """Queue a message; a client that lets :data:`MAX_QUEUED` pile up (it does not
-        read its socket) loses the connection at once."""
-        if self.closed.is_set():
-            return
-        if self._outbox.qsize() >= MAX_QUEUED:
-            log.info("a Battlebot client at %s does not read its socket; cut off", self.peer)
-            self.closed.set()
-            self._abort()
-            return
-        self._outbox.put_nowait(message)
-
-    def close(self, code: int = CLOSE_NORMAL) -> None:
-        """Close the socket once the messages queued before are written."""
-        if not self.closed.is_set():
-            self.closed.set()
-            self._outbox.put_nowait(code)
-
-    async def _write(self) -> None:
-        try:
-            while True:
-                item = await self._outbox.get()
-                if isinstance(item, int):
-                    await self.ws.close(code=item)
-                    break
-                await self.ws.send_str(json.dumps(item, separators=(",", ":")))
-        except (ConnectionError, RuntimeError):
-            pass  # the client went away; the reader sees it too
-        finally:
-            self.closed.set()
-
-    async def finish(self) -> None:
-        """The socket is done with (the client left, or was sent away): write what is
-        queued (a little while at most), close it, and stop the writer."""
-        self.close()
-        try:
-            async with asyncio.timeout(FLUSH_SECONDS):
-                await asyncio.shield(self._writer)
-        except TimeoutError:
-            self._writer.cancel()
-            await asyncio.gather(self._writer, return_exceptions=True)
-        if not self.ws.closed:
-            await self.ws.close()
-
-
-MAX_QUEUED = 256
-"""Messages queued for a client that it has not read, at most."""
-FLUSH_SECONDS = 2.0
-"""How long the last messages to a client (a failed login, a final state) may take."""
 
 
 class Client:
     """A logged-in Battlebot client."""
 
-    def __init__(self, connection: Connection, bot: Bot, login: Login) -> None:
+    def __init__(self, connection: ClientSocket, bot: Bot, login: Login) -> None:
         self.connection = connection
         self.bot = bot
         self.login = login

@@ -29,12 +29,13 @@ from merknera import openapi
 from merknera.games import JSONObject
 from merknera.gateways.battlebot import accounts, records, wire
 from merknera.gateways.battlebot.accounts import LoginRefusedError, RegistrationRefusedError
-from merknera.gateways.battlebot.clients import CLOSE_POLICY, Client, Connection, Hub
+from merknera.gateways.battlebot.clients import Client, Hub
 from merknera.gateways.battlebot.graphql_api import SDL, GraphQLApi
 from merknera.gateways.battlebot.holds import refuse
 from merknera.gateways.battlebot.openapi import DOCUMENT, DOCUMENT_PATH
 from merknera.gateways.battlebot.wire import Era, LoginError
 from merknera.guard import BodyError, Guard, RateLimitedError, crosssite
+from merknera.guard.sockets import CLOSE_POLICY, ClientSocket
 from merknera.guard.throttle import Buckets
 from merknera.protocol import strict_json
 from merknera.refused import retry_after_header
@@ -203,8 +204,9 @@ class BattlebotListener:
                                    heartbeat=30.0)
         await ws.prepare(request)
         transport = request.transport
-        connection = Connection(ws, self._guard.client(request),
-                                transport.abort if transport is not None else lambda: None)
+        connection = ClientSocket(ws, self._guard.client(request),
+                                  transport.abort if transport is not None else lambda: None,
+                                  "battlebot")
         client: Client | None = None
         try:
             client = await self._log_in(ws, connection, first_wait)
@@ -218,7 +220,7 @@ class BattlebotListener:
             await connection.finish()
         return ws
 
-    async def _log_in(self, ws: web.WebSocketResponse, connection: Connection,
+    async def _log_in(self, ws: web.WebSocketResponse, connection: ClientSocket,
                       first_wait: float) -> Client | None:
         """Read the login (the era is the first speaker's): the client, or None after
         telling it that the login failed."""
@@ -338,7 +340,7 @@ def round_trip(transport: asyncio.BaseTransport | None) -> float | None:
     return micros / 1_000_000
 
 
-def _failed(connection: Connection, why: str) -> Client | None:
+def _failed(connection: ClientSocket, why: str) -> Client | None:
     """Battlebot's failed login (with why, which Battlebot did not say), then close: no
     client."""
     connection.send({**wire.FAILED, "error": why})
