@@ -198,6 +198,10 @@ registration, of one that sent too much)."""
 _TRY_AGAIN_CODES = frozenset({-32008, -32603})
 """Register errors that are the platform's passing trouble, not the bot's: too many
 registrations for now (rate limited), or an internal error (its store is down)."""
+_IGNORED_REPLIES = (".Complete", ".Error")
+"""The calls whose replies the platform ignores (``<G>.Complete``, ``<G>.Error``): on the
+socket they are handled but not answered, as the protocol allows, since a frame that
+answers no call counts against the sender's request rate."""
 _HANDSHAKE_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=30)
 _CLOSE_TIMEOUT = aiohttp.ClientWSTimeout(ws_receive=None, ws_close=5.0)
 
@@ -319,7 +323,8 @@ class PlatformConnection:
     ``RegistrationService.Register`` but ``rpcendpoint`` and ``protocol``, which a connected
     bot does not send) and then answers every call the platform sends on the socket with
     ``bot.dispatch``, each in a task of its own so that several games play at once, writing
-    each reply as soon as it is ready.  :meth:`call` sends the bot's own calls (such as
+    each reply as soon as it is ready (but those to ``<G>.Complete`` and ``<G>.Error``,
+    which the platform ignores).  :meth:`call` sends the bot's own calls (such as
     ``Scrabble.Ready``) on the same socket.
 
     When the socket drops, or the platform cannot be reached, it connects and registers
@@ -505,17 +510,19 @@ class PlatformConnection:
             if not socket.answer(message):
                 logger.warning("an answer to no call of this bot: %s", text[:200])
             return
-        task = asyncio.create_task(self._answer(socket, text))
+        method = message.get("method") if isinstance(message, dict) else None
+        ignored = isinstance(method, str) and method.endswith(_IGNORED_REPLIES)
+        task = asyncio.create_task(self._answer(socket, text, send=not ignored))
         self._answering.add(task)
         task.add_done_callback(self._answering.discard)
 
-    async def _answer(self, socket: _Socket, text: str) -> None:
+    async def _answer(self, socket: _Socket, text: str, *, send: bool) -> None:
         try:
             reply = await self.bot.dispatch(text)
         except Exception:
             logger.exception("answering a call failed: %s", text[:200])
             return
-        if reply is None:
+        if reply is None or not send:
             return
         if socket.ws.closed:
             logger.info("the socket closed before a reply was ready; the platform sends "

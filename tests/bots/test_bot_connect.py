@@ -133,15 +133,22 @@ async def test_registers_on_the_socket_and_answers_calls_by_id_several_at_once(
         answers = {second["id"]: second, third["id"]: third}
         assert answers[41]["result"] == {"position": 4}
         assert answers[43]["result"] == {"position": 0}
-        # An announcement whose reply the platform ignores is answered all the same.
+        # Announcements whose replies the platform ignores are taken (the bot logs them)
+        # but not answered: the next message is the answer to the ping after them.
         await peer.call(44, "TicTacToe.Complete", {"gameid": 7, "winner": False,
                                                     "mark": "O", "gamestate": EMPTY})
-        assert await peer.receive() == {"jsonrpc": "2.0", "result": None, "id": 44}
+        await peer.call(45, "TicTacToe.Error", {"gameid": 8, "message": "late",
+                                                 "errorcode": "TIMEOUT"})
+        await peer.call(46, "Status.Ping", None)
+        assert await peer.receive() == {"jsonrpc": "2.0", "result": {"ping": "OK"}, "id": 46}
 
         process.send_signal(signal.SIGTERM)
         assert await _exit_code(process) == 0
         await asyncio.wait_for(peer.ended.wait(), PATIENCE)
         assert peer.ws.close_code == 1000
+        assert peer.inbox.empty()
+    stderr = await _stderr(process)
+    assert 'TicTacToe.Complete {"gameid": 7' in stderr and "TicTacToe.Error" in stderr, stderr
 
 
 async def test_after_a_drop_it_registers_again_and_answers_the_resent_calls_alike(

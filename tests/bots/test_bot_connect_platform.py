@@ -20,9 +20,10 @@ import pytest
 
 from tests.e2e.harness import E2E, PATIENCE, BotProcess, Processes
 from tests.support import free_port
+from tests.support.tls import throwaway_ca
 
 CONNECT = ("--connect",)
-REGISTERED = re.compile(r"registered on ws://")
+REGISTERED = re.compile(r"registered on wss?://")
 
 
 @pytest.fixture
@@ -36,6 +37,15 @@ async def e2e(tmp_path: Path) -> AsyncIterator[E2E]:
     finally:
         await processes.close()
         print(f"\n--- the processes (files in {tmp_path}) ---\n{processes.report()}")
+
+
+@pytest.fixture
+def trusted_ca(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A throwaway certificate authority that the processes started after this fixture
+    trust (``SSL_CERT_FILE``); the platform's certificate and key, signed by it."""
+    ca, cert, key = throwaway_ca(tmp_path)
+    monkeypatch.setenv("SSL_CERT_FILE", str(ca))
+    return cert, key
 
 
 def _stderr(bot: BotProcess) -> str:
@@ -258,3 +268,26 @@ async def test_a_refused_registration_on_the_socket_exits_2_with_the_reason(e2e:
     stderr = child.stderr_tail()
     assert 'registration failed: User with Token "not-a-token" is not currently registered' \
         in stderr, stderr
+
+
+async def test_connected_bots_use_wss_with_an_https_platform(
+        trusted_ca: tuple[Path, Path], e2e: E2E) -> None:
+    cert, key = trusted_ca
+    token = await e2e.add_user("owner")
+    platform = await e2e.start_platform(tls_cert=str(cert), tls_key=str(key))
+    assert platform.url.startswith("https://"), platform.url
+    bots = [await e2e.start_bot("perfect", "wss-perfect", token, extra=CONNECT),
+            await e2e.start_bot("random", "wss-random", token, seed=1, extra=CONNECT)]
+    for bot in bots:
+        assert f"registered on wss://{platform.url.removeprefix('https://')}/rpc/ws" in \
+            _stderr(bot), _stderr(bot)
+
+    async def finished() -> tuple[list[Any] | None, str]:
+        # Read from the store: this test's own HTTP client does not trust the authority.
+        rows = e2e.read_db("SELECT id, status, reason FROM games ORDER BY id")
+        done = len(rows) == 2 and all(row["status"] == "FINISHED" for row in rows)
+        return (list(rows) if done else None), f"games {[tuple(row) for row in rows]}"
+
+    games = await e2e.wait_until("two games finished", finished)
+    assert [row["reason"] for row in games] == ["NORMAL", "NORMAL"]
+    assert e2e.read_db("SELECT COUNT(*) FROM moves WHERE fault IS NOT NULL")[0][0] == 0
