@@ -1,8 +1,9 @@
-"""A tiny kit for writing Merknera bots: the JSON-RPC server and signature checks.
+"""A tiny kit for writing Merknera bots: JSON-RPC dispatch, the reply cache and signature checks.
 
 A bot is a :class:`Bot` (the game's method prefix plus an ``async def`` NextMove handler) run by
-:func:`merknera_bots.launcher.run_bot`, which parses the common command line, starts the HTTP
-server, registers the bot with the platform and serves until SIGINT or SIGTERM::
+:func:`merknera_bots.launcher.run_bot`, which parses the common command line and then either
+serves HTTP and registers the bot's URL with the platform, or (``--connect``) opens a
+WebSocket to the platform and plays over it, until SIGINT or SIGTERM::
 
     async def next_move(*, gameid: int, gamestate: list[str], **extra: Any) -> dict[str, Any]:
         return {"position": gamestate.index("")}
@@ -11,6 +12,9 @@ server, registers the bot with the platform and serves until SIGINT or SIGTERM::
         args = make_parser("My bot").parse_args()
         return run_bot(Bot("TicTacToe", next_move), args, game="TICTACTOE",
                        default_name="my-bot")
+
+Both ways every call goes through :meth:`Bot.dispatch`, so the game logic is the same code
+whichever way the bot is reached.
 
 The protocol is in README.md (for bot authors). This module and ``merknera_bots/launcher.py`` import
 nothing from ``merknera``: copy them next to your bot if you like. They need ``aiohttp``,
@@ -227,7 +231,8 @@ _CacheKey = tuple[str, str, str]
 
 
 class Bot:
-    """The JSON-RPC methods of one bot, served over HTTP by :meth:`make_app`.
+    """The JSON-RPC methods of one bot: :meth:`dispatch` answers one message, and
+    :meth:`make_app` serves them over HTTP (with signature checks once :attr:`secret` is set).
 
     Out of the box it answers ``Status.Ping`` with ``{"ping": "OK"}``,
     ``<prefix>.NewGame`` with ``{"status": "READY"}``, logs ``<prefix>.Complete`` and
@@ -298,7 +303,22 @@ class Bot:
                 logger.warning("refused a replayed call from %s", request.remote)
                 return web.Response(status=401, text="this call was taken before (a replay)\n")
 
-        text = body.decode("utf-8", errors="replace")
+        reply = await self.dispatch(body.decode("utf-8", errors="replace"))
+        if reply is None:  # a notification: nothing to answer
+            return web.Response(status=204)
+        return web.Response(text=reply, content_type="application/json")
+
+    async def dispatch(self, text: str) -> str | None:
+        """The reply to one JSON-RPC message ``text``, or None when it needs none (a
+        notification).
+
+        This is the whole bot but for the transport: the HTTP handler of :meth:`make_app`
+        and a bot's WebSocket to the platform (:class:`merknera_bots.launcher.PlatformConnection`)
+        both hand every message here, so a bot plays the same either way.  The reply is in
+        the dialect of the call (a call without ``"jsonrpc": "2.0"`` gets Merknera's 1.0
+        style), calls of cached methods get their first reply again (see :meth:`method`),
+        and a message that is not JSON-RPC gets the JSON-RPC error saying so.
+        """
         try:
             raw = json.loads(text)
         except (ValueError, RecursionError):
@@ -306,11 +326,9 @@ class Bot:
         legacy = isinstance(raw, dict) and raw.get("jsonrpc") != "2.0"
         key = self._cache_key(raw)
         reply = await (self._dispatch(text) if key is None else self._dispatch_once(key, text))
-        if not reply:  # a notification: nothing to answer
-            return web.Response(status=204)
-        if legacy:
-            reply = _to_legacy(reply)
-        return web.Response(text=reply, content_type="application/json")
+        if not reply:
+            return None
+        return _to_legacy(reply) if legacy else reply
 
     async def _dispatch(self, text: str) -> str:
         reply: str = await async_dispatch(text, methods=self._methods,

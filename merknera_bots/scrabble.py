@@ -8,7 +8,8 @@ Run one with::
 On ``Scrabble.NewGame`` the bot answers ``READY`` when it holds the game's three files
 (checked by SHA1) and otherwise ``PREPARING`` at once; it then downloads them in the background
 into the cache (``--cache``, default ``~/.cache/merknera-bots``), reads them, and calls
-``Scrabble.Ready`` on the platform with their hashes, its name and its token.
+``Scrabble.Ready`` on the platform with their hashes, its name and its token: over HTTP, or,
+for a bot started with ``--connect``, as a request on its socket to the platform.
 
 Moves come from :mod:`merknera_bots.scrabble_lexicon`'s generator: ``best`` plays the
 highest-scoring play (ties: the first by square), ``random`` a uniformly random one of every
@@ -38,7 +39,14 @@ import aiohttp
 import jsonrpcclient
 
 from merknera_bots.kit import Bot, InvalidParamsError
-from merknera_bots.launcher import make_parser, platform_rpc_url, run_bot
+from merknera_bots.launcher import (
+    ConnectionLostError,
+    PlatformCallError,
+    PlatformConnection,
+    make_parser,
+    platform_rpc_url,
+    run_bot,
+)
 from merknera_bots.scrabble_assets import (
     ASSET_NAMES,
     AssetCache,
@@ -65,6 +73,9 @@ LAST_ASSETS = "last-assets.json"
 """In the cache directory: the hashes of the last game announced, for games that go on
 after a restart (the platform does not send NewGame again)."""
 _MAX_GAMES = 10_000
+_TRY_READY_AGAIN = frozenset({-32008, -32603})
+"""Error codes of a Ready the platform could not take for now: rate limited, or its store
+is down."""
 
 
 class ScrabblePlayer:
@@ -92,6 +103,9 @@ class ScrabblePlayer:
         self._background: set[asyncio.Task[Any]] = set()
         self._last: AssetIds | None = None
         self._remembered: AssetIds | None = None
+        self.connection: PlatformConnection | None = None
+        """The bot's socket to the platform when it connects out (``--connect``): its
+        ``Scrabble.Ready`` calls go there instead of to ``/rpc``."""
 
     def make_bot(self) -> Bot:
         """The :class:`~merknera_bots.kit.Bot` serving this player's methods."""
@@ -99,6 +113,10 @@ class ScrabblePlayer:
         bot.method(f"{PREFIX}.NewGame", self.new_game)
         bot.method(f"{PREFIX}.Complete", self.complete)
         return bot
+
+    def use_connection(self, connection: PlatformConnection) -> None:
+        """Send ``Scrabble.Ready`` on ``connection``, the bot's socket to the platform."""
+        self.connection = connection
 
     async def idle(self) -> None:
         """Wait until every download, load and Ready call under way has finished."""
@@ -176,10 +194,13 @@ class ScrabblePlayer:
         await self._remember(ids)
 
     async def _send_ready(self, gameid: Any, ids: AssetIds) -> bool:
-        """Call ``Scrabble.Ready``; True if the platform answered OK."""
-        url = platform_rpc_url(self.platform)
+        """Call ``Scrabble.Ready`` (on the :attr:`connection` when there is one, else over
+        HTTP); True if the platform answered OK."""
         params = {"gameid": gameid, "gameboard": ids.gameboard, "dictionary": ids.dictionary,
                   "letters": ids.letters, "botname": self.botname, "token": self.token}
+        if self.connection is not None:
+            return await self._send_ready_on(self.connection, gameid, params)
+        url = platform_rpc_url(self.platform)
         call = jsonrpcclient.request("Scrabble.Ready", params=params)
         timeout = aiohttp.ClientTimeout(total=30)
         for attempt in range(1, self.ready_attempts + 1):
@@ -214,6 +235,32 @@ class ScrabblePlayer:
                 logger.error("game %s: Scrabble.Ready refused: %s", gameid, reply["error"])
                 return False
             logger.info("game %s: Ready (%s)", gameid, reply.get("result"))
+            return True
+        logger.error("game %s: could not reach the platform to say Ready", gameid)
+        return False
+
+    async def _send_ready_on(self, connection: PlatformConnection, gameid: Any,
+                             params: dict[str, Any]) -> bool:
+        """``Scrabble.Ready`` as a request on the bot's socket to the platform."""
+        for attempt in range(1, self.ready_attempts + 1):
+            if attempt > 1:
+                await asyncio.sleep(self.ready_pause)
+            try:
+                result = await connection.call("Scrabble.Ready", params)
+            except PlatformCallError as exc:
+                if exc.code in _TRY_READY_AGAIN:
+                    logger.warning("game %s: Scrabble.Ready answered %s (attempt %d of %d)",
+                                   gameid, exc, attempt, self.ready_attempts)
+                    continue
+                logger.error("game %s: Scrabble.Ready refused: %s", gameid, exc)
+                return False
+            except (ConnectionLostError, TimeoutError) as exc:
+                # The platform may have taken it; a second Ready of a ready seat is harmless.
+                logger.warning("game %s: Scrabble.Ready on %s got no answer (attempt %d of "
+                               "%d): %s", gameid, connection.url, attempt, self.ready_attempts,
+                               exc or "no answer in time")
+                continue
+            logger.info("game %s: Ready on the socket (%s)", gameid, result)
             return True
         logger.error("game %s: could not reach the platform to say Ready", gameid)
         return False
@@ -366,14 +413,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     default_name = f"scrabble-{args.strategy}"
     # The Ready call names the bot and carries the token, so they are fixed here, as
     # run_bot will use them.
-    bot, _ = make_bot(args.strategy, cache_dir=args.cache, platform=args.platform,
-                      botname=args.name or default_name, token=args.token, seed=args.seed)
+    bot, player = make_bot(args.strategy, cache_dir=args.cache, platform=args.platform,
+                           botname=args.name or default_name, token=args.token,
+                           seed=args.seed)
     descriptions = {
         "best": "Plays the highest-scoring legal play (an anchor-square search over a DAWG).",
         "random": "Plays a uniformly random legal play.",
     }
     return run_bot(bot, args, game=GAME, default_name=default_name,
-                   description=descriptions[args.strategy])
+                   description=descriptions[args.strategy], on_connection=player.use_connection)
 
 
 if __name__ == "__main__":

@@ -422,8 +422,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The command line: ``--strategy good|random [--seed N]`` plus the kit's common options
     (see :func:`merknera_bots.launcher.make_parser`); the default name is
     ``squelch-rest-<strategy>``."""
+    # The platform can only call a REST bot: it cannot connect out (no --connect).
     parser = make_parser("A reference Squelch bot for the Merknera platform that speaks the "
-                         "Squelchbot REST API.")
+                         "Squelchbot REST API.", connect=False)
     parser.add_argument("--strategy", choices=STRATEGIES, default="good")
     parser.add_argument("--seed", type=int, default=None,
                         help="seed of the random strategy's generator")
