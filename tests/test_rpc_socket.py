@@ -279,3 +279,18 @@ async def test_wrong_tokens_on_sockets_are_throttled(make_arena: Any) -> None:
         assert bot.ws.close_code == 1008
     assert [code for code, _ in messages] == [-32002, -32002, -32008]
     assert "try again in" in messages[2][1]
+
+
+async def test_replies_to_ignored_calls_answer_them(
+        make_arena: Any, aiohttp_server: AiohttpServer) -> None:
+    # Three registrations and the socket's upgrade take four of the six requests the
+    # address may make; the six Complete replies would close the socket if they counted.
+    arena = await make_arena(request_burst=6, request_rate=0.01)
+    for number in range(3):
+        await arena.register(f"Served{number}", await serve_bot(aiohttp_server, ScriptedBot()))
+    bot = SocketBot(arena.client, arena.token, "Polite")
+    await bot.connect()
+    games = await finished(arena)
+    assert {(game["status"], game["reason"]) for game in games} == {("FINISHED", "NORMAL")}
+    await until(lambda: len(bot.methods(".Complete")) == 6)
+    assert bot.ws is not None and not bot.ws.closed

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
@@ -29,6 +30,9 @@ from merknera.store.bots import Bot
 CLOSE_REPLACED = 4000
 """The close code of a bot's socket that a newer socket of the same bot replaced."""
 
+TOLD_KEPT = 1024
+"""Ids of calls whose replies are ignored that a socket remembers, the latest."""
+
 Reply = tuple[JSONObject, bytes]
 """A response as read (the JSON object) and as it came (the frame, for the move log)."""
 
@@ -41,6 +45,9 @@ class BotSocket:
         self.socket = socket
         self.bot = bot
         self._waiting: dict[int, asyncio.Future[Reply]] = {}
+        self._told: OrderedDict[int, None] = OrderedDict()
+        """Ids of the latest calls whose replies are ignored: a reply to one answers a
+        call, as the protocol allows, and is not counted as a frame that answers none."""
 
     @property
     def closed(self) -> asyncio.Event:
@@ -54,6 +61,13 @@ class BotSocket:
         self.socket.send(body)
         return future
 
+    def tell(self, request_id: int, body: bytes) -> None:
+        """Send a request whose reply is ignored."""
+        self._told[request_id] = None
+        while len(self._told) > TOLD_KEPT:
+            self._told.popitem(last=False)
+        self.socket.send(body)
+
     def forget(self, request_id: int) -> None:
         """No reply to ``request_id`` is awaited any longer (it came, or time ran out)."""
         self._waiting.pop(request_id, None)
@@ -65,6 +79,9 @@ class BotSocket:
         request_id = message.get("id")
         if isinstance(request_id, bool) or not isinstance(request_id, int):
             return False
+        if request_id in self._told:
+            del self._told[request_id]
+            return True
         future = self._waiting.pop(request_id, None)
         if future is None or future.done():
             return False
@@ -154,10 +171,11 @@ class Sockets(JsonRpcLine):
                      time_limit: float) -> CallResult:
         """Sent on the bot's socket (waiting up to ``time_limit`` for one), its reply not
         waited for: the frames after it on the socket come after it."""
-        body = jsonrpc.encode_call(method, params, next_request_id())
+        request_id = next_request_id()
+        body = jsonrpc.encode_call(method, params, request_id)
         socket = await self._arrival(bot.id, time_limit)
         if socket is not None:
-            socket.socket.send(body)
+            socket.tell(request_id, body)
         return CallResult(request=body)
 
     async def ping(self, bot: Bot) -> CallResult:
