@@ -195,8 +195,9 @@ class Platform:
         self._scheduler = Scheduler(arena)
         self._registrar = Registrar(self._scheduler, self.guard.auth, self.guard.refusals)
         self._rpc = RpcService(self._registrar, self.guard)
-        self._rpc_socket = RpcSocketService(self._rpc, self._registrar, self.sockets, presence,
-                                            self.guard)
+        self._rpc_socket = RpcSocketService(
+            self._rpc, self.sockets, presence,
+            self.leases if self._db.dialect.shared else None, self.guard)
         ready = ReadyService(self._db, self.assets, readiness, self.guard.auth)
         for game in self.games.values():
             if game.assets:
@@ -238,12 +239,16 @@ class Platform:
         return apps
 
     async def _stop_gateways(self) -> None:
-        if self._rpc_socket is not None:
-            self._rpc_socket.close_all()
         await self.battlebot.stop()
         await self.hexagons.stop()
         if self._tables is not None:
             await self._tables.stop()
+
+    def _close_sockets(self) -> None:
+        """The sockets of bots that connect out close once the games have stopped (a call
+        under way would be sent again; none is now), and no more are taken."""
+        if self._rpc_socket is not None:
+            self._rpc_socket.close_all()
 
     async def stop_games(self) -> None:
         """Stop making games and cancel every runner (their games resume at the next
@@ -254,6 +259,7 @@ class Platform:
                 await self.coordinator.stop()
             await self._stop_gateways()
             await self._scheduler.stop()
+            self._close_sockets()
 
     async def stop(self) -> None:
         """Stop the games (they resume at the next start), the pinger, the client, the store."""
@@ -268,6 +274,7 @@ class Platform:
                 try:
                     await scheduler.stop()
                 finally:
+                    self._close_sockets()
                     await scheduler.arena.presence.stop()
         finally:
             try:

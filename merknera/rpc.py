@@ -23,12 +23,18 @@ from merknera.games import JSON, JSONObject
 from merknera.guard import BodyError, Caller, Guard, RateLimitedError
 from merknera.protocol import jsonrpc, strict_json
 from merknera.refused import retry_after_header
-from merknera.scheduler.registration import Registrar, RegistrationError, RegistrationRequest
+from merknera.scheduler.registration import (
+    Enrolment,
+    Registrar,
+    RegistrationError,
+    RegistrationRequest,
+)
 from merknera.store.db import StoreUnavailableError
 
 log = logging.getLogger(__name__)
 
 MAX_REQUEST_BYTES = 64 * 1024
+REGISTER = "RegistrationService.Register"
 
 
 Method = Callable[[JSONObject, Caller], Awaitable[JSON]]
@@ -42,20 +48,34 @@ class RpcService:
     def __init__(self, registrar: Registrar, guard: Guard) -> None:
         self._registrar = registrar
         self._guard = guard
-        self._methods: dict[str, Method] = {
-            "RegistrationService.Register": self._register,
-        }
+        self._methods: dict[str, Method] = {REGISTER: self._register}
 
     def add_method(self, name: str, method: Method) -> None:
         """Serve another method (later games add their bot-initiated calls)."""
         self._methods[name] = method
 
     async def _register(self, params: JSONObject, caller: Caller) -> JSON:
+        return (await self._enrol(params, caller, socket=False)).reply
+
+    async def _enrol(self, params: JSONObject, caller: Caller, *, socket: bool) -> Enrolment:
         try:
-            return await self._registrar.register(RegistrationRequest.from_params(params),
-                                                  caller)
+            return await self._registrar.enrol(
+                RegistrationRequest.from_params(params, socket=socket), caller)
         except RegistrationError as exc:
             raise jsonrpc.RpcError(exc.code, exc.message) from None
+
+    async def enrol(self, call: jsonrpc.Request,
+                    caller: Caller) -> tuple[Answer, Enrolment | None]:
+        """Run a registration on a bot's socket to ``/rpc/ws``: its reply, and the bot
+        as registered if it was."""
+        enrolled: list[Enrolment] = []
+
+        async def register(params: JSONObject, by: Caller) -> JSON:
+            enrolled.append(await self._enrol(params, by, socket=True))
+            return enrolled[0].reply
+
+        answer = await self.answer(call, caller, register)
+        return answer, (enrolled[0] if enrolled else None)
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """The aiohttp handler of ``POST /rpc``."""
@@ -83,19 +103,19 @@ class RpcService:
                                        f'Method not found: "{call.method}"')
             result = await method(call.params, caller)
         except jsonrpc.RpcError as exc:
-            return Answer(jsonrpc.error_reply(call.dialect, call.id, exc))
+            return Answer.refused(call, exc)
         except RateLimitedError as exc:
             # Too many wrong tokens from this address, or registrations of this user.
-            return Answer(jsonrpc.error_reply(call.dialect, call.id, jsonrpc.RpcError(
-                jsonrpc.RATE_LIMITED, exc.message)), 429, exc.retry_after_header)
+            return Answer.refused(call, jsonrpc.RpcError(jsonrpc.RATE_LIMITED, exc.message),
+                                  429, exc.retry_after_header)
         except StoreUnavailableError as exc:  # an outage: ask again later
-            return Answer(jsonrpc.error_reply(call.dialect, call.id, jsonrpc.RpcError(
-                jsonrpc.INTERNAL_ERROR, exc.for_clients)), 503,
-                retry_after_header(exc.retry_after))
+            return Answer.refused(call, jsonrpc.RpcError(jsonrpc.INTERNAL_ERROR,
+                                                         exc.for_clients),
+                                  503, retry_after_header(exc.retry_after))
         except Exception:
             log.exception("/rpc %s failed", call.method)
-            return Answer(jsonrpc.error_reply(call.dialect, call.id, jsonrpc.RpcError(
-                jsonrpc.INTERNAL_ERROR, "Internal error")))
+            return Answer.refused(call, jsonrpc.RpcError(jsonrpc.INTERNAL_ERROR,
+                                                         "Internal error"))
         return Answer(jsonrpc.success_reply(call.dialect, call.id, result))
 
 
@@ -108,11 +128,15 @@ class Answer:
     """200, or 429 (wait :attr:`retry_after`), or 503 (the store is out)."""
     retry_after: str | None = None
     """The ``Retry-After`` header's value, where the caller is to ask again later."""
+    error: jsonrpc.RpcError | None = None
+    """Why the request failed, if it did."""
 
-    @property
-    def ok(self) -> bool:
-        """Whether the request succeeded."""
-        return "error" not in self.reply or self.reply["error"] is None
+    @classmethod
+    def refused(cls, call: jsonrpc.Request, error: jsonrpc.RpcError, status: int = 200,
+                retry_after: str | None = None) -> Answer:
+        """The reply to a request that failed with ``error``."""
+        return cls(jsonrpc.error_reply(call.dialect, call.id, error), status, retry_after,
+                   error)
 
 
 def refusal(status: int, message: str) -> web.Response:

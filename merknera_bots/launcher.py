@@ -200,8 +200,7 @@ _TRY_AGAIN_CODES = frozenset({-32008, -32603})
 registrations for now (rate limited), or an internal error (its store is down)."""
 _IGNORED_REPLIES = (".Complete", ".Error")
 """The calls whose replies the platform ignores (``<G>.Complete``, ``<G>.Error``): on the
-socket they are handled but not answered, as the protocol allows, since a frame that
-answers no call counts against the sender's request rate."""
+socket they are handled but not answered, as the protocol allows (a frame saved per game)."""
 _HANDSHAKE_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=30)
 _CLOSE_TIMEOUT = aiohttp.ClientWSTimeout(ws_receive=None, ws_close=5.0)
 

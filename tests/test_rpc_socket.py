@@ -4,6 +4,7 @@ against bots of every protocol; drops, replacements and misbehaving sockets."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
 from typing import Any
@@ -13,8 +14,11 @@ import pytest
 from pytest_aiohttp import AiohttpServer
 
 from merknera import rpc_socket
+from merknera.app import Platform, build_app
 from merknera.games import JSON
-from merknera.seats.sockets import CLOSE_REPLACED
+from merknera.guard.sockets import CLOSE_REPLACED
+from merknera.scheduler.leases import Leases
+from merknera.store import users
 from tests.support import Arena, ScriptedBot, serve_bot, until
 from tests.support.socket_bot import SocketBot
 
@@ -140,7 +144,6 @@ async def test_one_socket_carries_several_games_at_once(
     await until(lambda: bot.shared.now >= 3)
     release.set()
     games = await finished(arena)
-    assert bot.shared.most >= 3
     assert {(game["status"], game["reason"]) for game in games} == {("FINISHED", "NORMAL")}
 
 
@@ -294,3 +297,110 @@ async def test_replies_to_ignored_calls_answer_them(
     assert {(game["status"], game["reason"]) for game in games} == {("FINISHED", "NORMAL")}
     await until(lambda: len(bot.methods(".Complete")) == 6)
     assert bot.ws is not None and not bot.ws.closed
+
+
+async def test_reconnects_do_not_use_up_the_registration_allowance(make_arena: Any) -> None:
+    arena = await make_arena(registration_burst=2, registration_interval=600.0)
+    bot = SocketBot(arena.client, arena.token, "Returning")
+    for _ in range(5):
+        reply = await bot.connect()
+        assert "result" in reply, reply
+        await bot.drop()
+    # New versions still count: the second is made, the third must wait.
+    assert "result" in await SocketBot(arena.client, arena.token, "Returning", "2").connect()
+    refused = await SocketBot(arena.client, arena.token, "Returning", "3").connect()
+    assert refused["error"]["code"] == -32008
+
+
+async def test_a_socket_that_only_pongs_is_closed_at_the_register_deadline(
+        arena: Arena, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rpc_socket, "REGISTER_SECONDS", 0.3)
+    ws = await arena.client.ws_connect("/rpc/ws", autoping=False)
+    while True:
+        await ws.pong()
+        try:
+            frame = await ws.receive(timeout=0.05)
+        except TimeoutError:
+            continue
+        break
+    assert "no registration within 0.3 s" in json.loads(frame.data)["error"]["message"]
+    assert (await ws.receive(timeout=10)).type is aiohttp.WSMsgType.CLOSE
+
+
+def asked_more(bot: SocketBot, seen: int) -> bool:
+    """Whether the bot was sent more NextMove calls than ``seen``."""
+    return len(bot.methods(".NextMove")) > seen
+
+
+async def test_a_bot_that_keeps_reconnecting_cannot_hold_its_game_up(
+        make_arena: Any, aiohttp_server: AiohttpServer) -> None:
+    """Each NextMove is met with a drop and a reconnect within the grace: the call lasts
+    no longer than the move's limit and the grace, then faults."""
+    # As many reconnects as the bot likes: the call's own bound must end the game.
+    arena = await make_arena(request_burst=1_000_000)
+    await arena.register("Served", await serve_bot(aiohttp_server, ScriptedBot()))
+    bot = SocketBot(arena.client, arena.token, "Dodger", answer=False)
+    await bot.connect()
+    row = await arena.platform.db.fetchone("SELECT id FROM bots WHERE name = 'Dodger'")
+    assert row is not None
+    sent = 0
+    # A guard against a hang (the bot would win it), not a measurement.
+    async with asyncio.timeout(30):
+        while await arena.platform.db.fetchval(
+                "SELECT COUNT(*) FROM games WHERE status != 'FINISHED'"):
+            try:
+                await until(functools.partial(asked_more, bot, sent), within=0.2)
+            except TimeoutError:
+                continue
+            sent = len(bot.methods(".NextMove"))
+            await bot.drop()
+            await bot.connect()
+    games = await finished(arena)
+    assert {game["reason"] for game in games} <= {"TIMEOUT", "UNREACHABLE"}
+    assert len({call["id"] for call in bot.methods(".NextMove")}) <= 2  # one call per game
+
+
+async def test_a_call_under_way_goes_to_the_socket_that_replaces_its_own(
+        arena: Arena, aiohttp_server: AiohttpServer) -> None:
+    await arena.register("Served", await serve_bot(aiohttp_server, ScriptedBot()))
+    first = SocketBot(arena.client, arena.token, "Twin", answer=False)
+    await first.connect()
+    await until(lambda: bool(first.methods(".NextMove")))
+    waiting = first.methods(".NextMove")[0]
+    second = SocketBot(arena.client, arena.token, "Twin")
+    await second.connect()
+    await until(lambda: bool(second.methods(".NextMove")))
+    assert second.methods(".NextMove")[0] == waiting
+    games = await finished(arena)
+    assert {(game["status"], game["reason"]) for game in games} == {("FINISHED", "NORMAL")}
+    assert first.ws is not None and first.ws.close_code == CLOSE_REPLACED
+
+
+async def test_a_bot_that_stops_reading_its_socket_times_out(
+        arena: Arena, aiohttp_server: AiohttpServer) -> None:
+    await arena.register("Served", await serve_bot(aiohttp_server, ScriptedBot()))
+    bot = SocketBot(arena.client, arena.token, "Deaf")
+    await bot.connect()
+    assert bot.reader is not None
+    bot.reader.cancel()  # nothing reads the socket from now on
+    games = await finished(arena)
+    assert [game["reason"] for game in games] == ["TIMEOUT", "TIMEOUT"]
+    found = await faults(arena)
+    assert found and all("no reply within 1 s" in fault for fault in found)
+
+
+async def test_an_arena_of_several_nodes_refuses_sockets(
+        config: Any, aiohttp_client: Any, postgres: Any) -> None:
+    config = config.replace(db=postgres.new_database())
+    platform = Platform(config)
+    client = await aiohttp_client(build_app(config, platform))
+    _, token = await users.create_user(platform.db, "alice")
+    other = Leases(platform.db, "node-b", "http://127.0.0.1:8002", 15.0)
+    await other.heartbeat()  # another node is live
+    await platform.leases.heartbeat()
+    reply = await SocketBot(client, token, "Lonely").connect()
+    assert reply["error"]["code"] == -32007
+    assert "several nodes" in reply["error"]["message"]
+    await other.stopped()
+    await platform.leases.heartbeat()
+    assert "result" in await SocketBot(client, token, "Lonely").connect()

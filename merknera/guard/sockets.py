@@ -21,6 +21,12 @@ CLOSE_GOING_AWAY = 1001
 the platform stopped)."""
 CLOSE_POLICY = 1008
 """The client broke a rule (too many messages, never logged in or registered)."""
+CLOSE_REPLACED = 4000
+"""A newer connection of the same client replaced this one."""
+
+HEARTBEAT_SECONDS = 30.0
+"""How often a listener pings a quiet socket (WebSocket pings): one whose pong does not
+come is closed."""
 
 MAX_QUEUED = 256
 """Messages queued for a client that it has not read, at most."""
@@ -46,9 +52,26 @@ class ClientSocket:
         self.closed = asyncio.Event()
         """Set once the socket is closing or closed, by either side: nothing more is sent,
         and whoever waits on the client stops waiting."""
+        self.ended: str | None = None
+        """Why the platform closed the socket, if it did (for the client's log)."""
+        self._on_close: list[Callable[[], None]] = []
         self._outbox: asyncio.Queue[bytes | tuple[int, str]] = asyncio.Queue()
         self._queued_bytes = 0
         self._writer = asyncio.create_task(self._write(), name=f"{name}-writer-{peer}")
+
+    def on_close(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once, when the socket starts closing (at once if it has)."""
+        if self.closed.is_set():
+            callback()
+        else:
+            self._on_close.append(callback)
+
+    def _closing(self) -> None:
+        if not self.closed.is_set():
+            self.closed.set()
+            callbacks, self._on_close = self._on_close, []
+            for callback in callbacks:
+                callback()
 
     @property
     def queued_bytes(self) -> int:
@@ -64,7 +87,8 @@ class ClientSocket:
         if (self._outbox.qsize() >= MAX_QUEUED
                 or self._queued_bytes + len(data) > MAX_QUEUED_BYTES):
             log.info("a client at %s does not read its socket; cut off", self.peer)
-            self.closed.set()
+            self.ended = "the platform cut it off: it did not read its socket"
+            self._closing()
             self._abort()
             return
         self._queued_bytes += len(data)
@@ -74,7 +98,8 @@ class ClientSocket:
         """Close the socket once the messages queued before are written; ``reason`` goes
         in the close frame (at most 123 bytes of it, as the frame allows)."""
         if not self.closed.is_set():
-            self.closed.set()
+            self.ended = f"the platform closed it ({code}{': ' + reason if reason else ''})"
+            self._closing()
             self._outbox.put_nowait((code, _close_reason(reason)))
 
     async def _write(self) -> None:
@@ -90,7 +115,7 @@ class ClientSocket:
         except (ConnectionError, RuntimeError):
             pass  # the client went away; the reader sees it too
         finally:
-            self.closed.set()
+            self._closing()
 
     async def finish(self) -> None:
         """The socket is done with (the client left, or was sent away): write what is

@@ -64,6 +64,12 @@ class Buckets:
             self.spend(key)
         return waited
 
+    def refund(self, key: str) -> None:
+        """Give back an attempt taken (:meth:`take`) that turned out not to count."""
+        bucket = self._refilled(key)
+        if bucket is not None:
+            bucket.tokens = min(float(self.burst), bucket.tokens + 1)
+
     def spend(self, key: str) -> None:
         """Count an attempt (a failure) against ``key``, whether or not it had one left."""
         bucket = self._refilled(key)

@@ -214,11 +214,15 @@ class Presence:
     async def ensure_fresh(self, bot_id: int) -> bool:
         """Ping the bot if nothing was heard from it within the ping interval.
 
-        Returns whether it is online afterwards.
+        Returns whether it is online afterwards (true of a bot whose carrier knows whether
+        it is there, :attr:`~merknera.seats.Carrier.knows_liveness`, as its calls wait for
+        it).
         """
         entry = self._bots.get(bot_id)
         if entry is None:
             return False
+        if self._carriers.of(entry.bot).knows_liveness:
+            return True
         if entry.online.is_set() and (
                 time.monotonic() - entry.last_heard < self._config.liveness.ping_interval):
             return True

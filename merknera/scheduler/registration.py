@@ -179,6 +179,8 @@ class _Registered:
     new_games: list[int]
     superseded_games: list[int]
     retired: list[int]
+    created: bool = True
+    """Whether a version was made (not the same version registered again)."""
 
 
 class Registrar:
@@ -233,8 +235,12 @@ class Registrar:
             raise _unknown_token(request.token)
         if user.suspended:
             raise _suspended(user)
-        wait = self._registrations.take(str(user.id))
-        if wait > 0:
+        # Only registrations that make a version count: registering a version again (a bot
+        # that connects out reconnecting, an endpoint that moved) schedules nothing.
+        key = str(user.id)
+        wait = self._registrations.take(key)
+        taken = wait <= 0
+        if not taken and not await arena.db.read(lambda conn: _registered(conn, request)):
             self._refusals.count(Limit.REGISTRATIONS)
             accounts = arena.config.accounts
             raise RateLimitedError(
@@ -267,6 +273,8 @@ class Registrar:
             if exc.code == jsonrpc.UNKNOWN_TOKEN:
                 self._auth.failed(caller.client)
             raise
+        if taken and not done.created:
+            self._registrations.refund(key)
         arena.presence.retired(done.retired)
         arena.presence.registered(done.bot)
         await self._scheduler.cancel(done.superseded_games)
@@ -282,6 +290,11 @@ class Registrar:
                 # A suspension is kept from nobody: a suspended user is read every time.
                 self._known_tokens.remember(token, user)
         return user
+
+
+def _registered(conn: Connection, request: RegistrationRequest) -> bool:
+    """Whether the request's version of its name is registered already."""
+    return any(bot.version == request.botversion for bot in bots.by_name(conn, request.botname))
 
 
 def _unknown_token(token: str) -> RegistrationError:
@@ -335,7 +348,7 @@ def _register(conn: Connection, request: RegistrationRequest, game: AnyGame,
             "RPC Endpoint, Programming Language, Website and Description have been "
             "updated. No new games will be scheduled but your bot will be marked as "
             "online and if there are any outstanding games they will be continued."),
-            [], [], [])
+            [], [], [], created=False)
     _checked(lambda text: check_text(text, "bot version"), version)
     banned = next((b for b in existing if b.status is BotStatus.DISABLED
                    and b.disabled_by == "ADMIN"), None)

@@ -172,6 +172,9 @@ class Carrier(ABC):
     ping_names_bot: bool = False
     """Whether the ping's answer carries the name the bot gives itself (then the bot is
     pinged as soon as it registers, for its page)."""
+    knows_liveness: bool = False
+    """Whether the carrier knows by itself whether a bot is there (its socket is open):
+    then a ping before a move tells nothing, and the move's call waits for the bot."""
 
     @abstractmethod
     def open(self, sitting: Sitting) -> Session:

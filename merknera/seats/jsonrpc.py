@@ -19,6 +19,9 @@ class JsonRpcLine(ABC):
     """How JSON-RPC requests reach a bot and its replies come back, checked strictly and
     classified into the same faults whatever the line."""
 
+    knows_liveness: bool = False
+    """:attr:`Carrier.knows_liveness` of the bots on this line."""
+
     @abstractmethod
     async def call(self, bot: Bot, method: str, params: JSON, time_limit: float,
                    idle: Callable[[], AbstractAsyncContextManager[None]]) -> CallResult:
@@ -69,6 +72,7 @@ class JsonRpcCarrier(CalledCarrier):
     def __init__(self, line: JsonRpcLine, notifier: Notifier) -> None:
         super().__init__(notifier)
         self._line = line
+        self.knows_liveness = line.knows_liveness
 
     def describe(self, game: AnyGame, name: str) -> str:
         return game.calls.method(name)

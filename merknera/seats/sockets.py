@@ -16,7 +16,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Any
 
 from merknera.botclient import PING_METHOD, CallResult, Fault, next_request_id
 from merknera.games import JSON, JSONObject
@@ -26,9 +25,6 @@ from merknera.protocol.excerpt import excerpt
 from merknera.protocol.faults import FaultKind
 from merknera.seats.jsonrpc import JsonRpcLine
 from merknera.store.bots import Bot
-
-CLOSE_REPLACED = 4000
-"""The close code of a bot's socket that a newer socket of the same bot replaced."""
 
 TOLD_KEPT = 1024
 """Ids of calls whose replies are ignored that a socket remembers, the latest."""
@@ -44,19 +40,32 @@ class BotSocket:
     def __init__(self, socket: ClientSocket, bot: Bot) -> None:
         self.socket = socket
         self.bot = bot
-        self._waiting: dict[int, asyncio.Future[Reply]] = {}
+        self._waiting: dict[int, asyncio.Future[Reply | None]] = {}
         self._told: OrderedDict[int, None] = OrderedDict()
         """Ids of the latest calls whose replies are ignored: a reply to one answers a
         call, as the protocol allows, and is not counted as a frame that answers none."""
+        socket.on_close(self._closed)
+
+    def _closed(self) -> None:
+        """The socket closes: every call waiting on it gets None (it goes again on the
+        bot's next socket)."""
+        waiting, self._waiting = self._waiting, {}
+        for future in waiting.values():
+            if not future.done():
+                future.set_result(None)
 
     @property
     def closed(self) -> asyncio.Event:
         """Set once the socket is closing or closed."""
         return self.socket.closed
 
-    def send(self, request_id: int, body: bytes) -> asyncio.Future[Reply]:
-        """Send a request; the future is its reply's (:meth:`replied`)."""
-        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+    def send(self, request_id: int, body: bytes) -> asyncio.Future[Reply | None]:
+        """Send a request; the future is its reply's (:meth:`replied`), or None once the
+        socket closes first."""
+        future: asyncio.Future[Reply | None] = asyncio.get_running_loop().create_future()
+        if self.closed.is_set():
+            future.set_result(None)
+            return future
         self._waiting[request_id] = future
         self.socket.send(body)
         return future
@@ -92,11 +101,13 @@ class BotSocket:
 class Sockets(JsonRpcLine):
     """Every connected bot's socket, by bot: the line of the bots that connect out."""
 
+    knows_liveness = True
+
     def __init__(self, grace: float, ping_timeout: float) -> None:
         self._grace = grace
         self._ping_timeout = ping_timeout
         self._open: dict[int, BotSocket] = {}
-        self._arrivals: dict[int, asyncio.Event] = {}
+        self._arrivals: dict[int, _Arrival] = {}
 
     def connected(self, bot_id: int) -> BotSocket | None:
         """The bot's socket, if it has one open."""
@@ -109,9 +120,9 @@ class Sockets(JsonRpcLine):
         bot_id = socket.bot.id
         old = self._open.get(bot_id)
         self._open[bot_id] = socket
-        arrival = self._arrivals.pop(bot_id, None)
+        arrival = self._arrivals.get(bot_id)
         if arrival is not None:
-            arrival.set()
+            arrival.event.set()
         return old if old is not socket else None
 
     def detach(self, socket: BotSocket) -> bool:
@@ -130,39 +141,58 @@ class Sockets(JsonRpcLine):
         found = self.connected(bot_id)
         if found is not None or wait <= 0:
             return found
-        arrival = self._arrivals.setdefault(bot_id, asyncio.Event())
+        arrival = self._arrivals.get(bot_id)
+        if arrival is None or arrival.event.is_set():
+            arrival = self._arrivals[bot_id] = _Arrival()
+        arrival.waiters += 1
         try:
             async with asyncio.timeout(wait):
-                await arrival.wait()
+                await arrival.event.wait()
         except TimeoutError:
             pass
+        finally:
+            arrival.waiters -= 1
+            if not arrival.waiters and self._arrivals.get(bot_id) is arrival:
+                del self._arrivals[bot_id]
         return self.connected(bot_id)
 
     async def call(self, bot: Bot, method: str, params: JSON, time_limit: float,
                    idle: Callable[[], AbstractAsyncContextManager[None]]) -> CallResult:
+        """The call, on the bot's socket; sent again on its next socket if this one closes
+        first.  However often the bot connects again, the call lasts at most
+        ``time_limit`` plus ``offline_grace``: the bot may be away ``offline_grace`` in
+        all, and each sending has the whole of ``time_limit`` within that bound."""
         request_id = next_request_id()
         body = jsonrpc.encode_call(method, params, request_id)
         loop = asyncio.get_running_loop()
-        grace_until = loop.time() + self._grace
+        begun = loop.time()
+        last_call = begun + time_limit + self._grace
+        away = 0.0
         socket = self.connected(bot.id)
         while True:
             if socket is None:
+                left_away = self._grace - away
+                gone_at = loop.time()
                 async with idle():
-                    socket = await self._arrival(bot.id, grace_until - loop.time())
+                    socket = await self._arrival(bot.id, min(left_away, last_call - gone_at))
+                away += loop.time() - gone_at
                 if socket is None:
                     return CallResult(request=body, fault=Fault(
                         FaultKind.UNREACHABLE,
                         f"not connected, and did not connect again within {self._grace:g} s"))
             started = time.perf_counter()
+            limit = min(time_limit, last_call - loop.time())
             try:
-                reply = await _exchange(socket, request_id, body, time_limit)
+                reply = await _exchange(socket, request_id, body, limit)
             except TimeoutError:
                 return CallResult(request=body, fault=Fault(
-                    FaultKind.TIMEOUT, f"no reply within {time_limit:g} s"),
+                    FaultKind.TIMEOUT, f"no reply within {time_limit:g} s"
+                    if limit >= time_limit else
+                    f"no reply within {time_limit:g} s (and {self._grace:g} s away, at "
+                    "most, while it connected again)"),
                     latency=time.perf_counter() - started)
             if reply is None:
                 # The socket closed first: the call goes again on the bot's next socket.
-                grace_until = loop.time() + self._grace
                 socket = self.connected(bot.id)
                 continue
             return _judged(body, request_id, reply, time.perf_counter() - started)
@@ -179,19 +209,18 @@ class Sockets(JsonRpcLine):
         return CallResult(request=body)
 
     async def ping(self, bot: Bot) -> CallResult:
-        """Any response within the ping timeout means online; a bot not connected within
-        it is not."""
+        """Any response within the ping timeout means online; a bot without a socket is
+        offline (its socket says whether it is there: games wait for it in their calls,
+        not in pings)."""
         request_id = next_request_id()
         body = jsonrpc.encode_call(PING_METHOD, None, request_id)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self._ping_timeout
-        socket = await self._arrival(bot.id, self._ping_timeout)
+        socket = self.connected(bot.id)
         if socket is None:
             return CallResult(request=body, fault=Fault(FaultKind.UNREACHABLE,
                                                         f"{bot.name} is not connected"))
         started = time.perf_counter()
         try:
-            reply = await _exchange(socket, request_id, body, deadline - loop.time())
+            reply = await _exchange(socket, request_id, body, self._ping_timeout)
         except TimeoutError:
             return CallResult(request=body, fault=Fault(
                 FaultKind.TIMEOUT, f"no reply within {self._ping_timeout:g} s"))
@@ -199,6 +228,14 @@ class Sockets(JsonRpcLine):
             return CallResult(request=body, fault=Fault(
                 FaultKind.UNREACHABLE, "its socket closed before the reply"))
         return CallResult(request=body, reply=reply[1], latency=time.perf_counter() - started)
+
+
+class _Arrival:
+    """Calls waiting for a bot's next socket: set when one is attached."""
+
+    def __init__(self) -> None:
+        self.event = asyncio.Event()
+        self.waiters = 0
 
 
 async def _exchange(socket: BotSocket, request_id: int, body: bytes,
@@ -209,18 +246,11 @@ async def _exchange(socket: BotSocket, request_id: int, body: bytes,
     :raises TimeoutError: when no reply came within ``time_limit`` seconds.
     """
     answer = socket.send(request_id, body)
-    closed = asyncio.ensure_future(socket.closed.wait())
-    waits: set[asyncio.Future[Any]] = {answer, closed}
     try:
         async with asyncio.timeout(time_limit):
-            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            return await answer
     finally:
-        closed.cancel()
         socket.forget(request_id)
-    if answer.done() and not answer.cancelled():
-        return answer.result()
-    answer.cancel()
-    return None
 
 
 def _judged(body: bytes, request_id: int, reply: Reply, latency: float) -> CallResult:

@@ -251,14 +251,18 @@ func session(ws *websocket.Conn, o options, url string) (registered bool, err er
 			ID     json.RawMessage
 			Method string
 			Result struct{ Message string }
-			Error  json.RawMessage
+			Error  *struct{ Code int }
 		}
 		json.Unmarshal(data, &message)
 		switch {
 		case message.Method != "" && len(message.ID) > 0:
 			go func() { send(respond(data)) }()
-		case string(message.ID) == `"register"` && len(message.Error) > 0:
-			log.Fatalf("registration failed: %s", message.Error)
+		case string(message.ID) == `"register"` && message.Error != nil:
+			// Too many registrations (-32008) or the platform's own trouble (-32603):
+			// the socket closes, and the bot tries again.
+			if message.Error.Code != -32008 && message.Error.Code != -32603 {
+				log.Fatalf("registration failed: %s", data)
+			}
 		case string(message.ID) == `"register"`:
 			registered = true
 			fmt.Printf("registered: %s (connected to %s)\n", message.Result.Message, url)

@@ -106,6 +106,8 @@ function connect(opts, delay = 1) {
     if (message.method !== undefined) {
       if (message.id !== undefined) ws.send(JSON.stringify(respond(message)));
     } else if (message.id === "register" && message.error) {
+      // Too many registrations (-32008) or the platform's own trouble (-32603): try again.
+      if ([-32008, -32603].includes(message.error.code)) return;
       console.error(`registration failed: ${JSON.stringify(message.error)}`);
       process.exit(1);
     } else if (message.id === "register") {

@@ -291,3 +291,22 @@ async def test_connected_bots_use_wss_with_an_https_platform(
     games = await e2e.wait_until("two games finished", finished)
     assert [row["reason"] for row in games] == ["NORMAL", "NORMAL"]
     assert e2e.read_db("SELECT COUNT(*) FROM moves WHERE fault IS NOT NULL")[0][0] == 0
+
+
+async def test_connected_squelch_bots_play_a_match_with_its_announcements(e2e: E2E) -> None:
+    token = await e2e.add_user("owner")
+    await e2e.start_platform()
+    sock = await e2e.start_bot("good", "sock-squelch", token, seed=1,
+                               module="merknera_bots.squelch", extra=CONNECT)
+    await e2e.start_bot("random", "http-squelch", token, seed=2, module="merknera_bots.squelch")
+    games = await _finished_games(e2e, 2)
+    assert {(game["status"], game["reason"]) for game in games} == {("FINISHED", "NORMAL")}
+    for game in games:
+        detail = await e2e.game(game["id"])
+        assert not [move for move in detail["moves"] if move.get("fault")], detail["moves"]
+    # Squelch's announcements went down the socket: each game's end and the match's, which
+    # the bot logs as it hears them.
+    heard = _stderr(sock)
+    assert len(re.findall(r"match \S+: game \S+ (?:won|lost)", heard)) >= 2, heard
+    assert len(re.findall(r"match \S+ over: wins by bot", heard)) == 2, heard
+    assert "Traceback" not in e2e.platform_log()

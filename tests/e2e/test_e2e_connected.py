@@ -3,9 +3,12 @@ listener's per-client connection cap."""
 
 from __future__ import annotations
 
-import aiohttp
+import re
 
-from tests.e2e.harness import E2E
+import aiohttp
+import pytest
+
+from tests.e2e.harness import ADMIN_TOKEN, E2E
 from tests.support import until
 from tests.support.socket_bot import SocketBot
 from tests.support.tls import throwaway_ca, trusting
@@ -48,12 +51,14 @@ async def test_sockets_count_against_the_clients_connections(e2e: E2E) -> None:
         for bot in held:
             assert "result" in await bot.connect()
         fourth = SocketBot(crowded, token, "held-3", url=url)
-        try:
-            reply = await fourth.connect()
-            refused = "result" not in reply
-        except (aiohttp.ClientError, AssertionError):
-            refused = True
-        assert refused
+        with pytest.raises(aiohttp.ClientError):
+            await fourth.connect()
+        async with e2e.session.get(f"{platform.url}/metrics", headers={
+                "Authorization": f"Bearer {ADMIN_TOKEN}"}) as answer:
+            metrics = await answer.text()
+        found = re.search(r'merknera_refusals_total\{limit="connections_per_client"\} (\S+)',
+                          metrics)
+        assert found is not None and float(found.group(1)) >= 1, metrics
         # Another client is not held up by this one's cap.
         assert "result" in await SocketBot(other, token, "elsewhere", url=url).connect()
         for bot in held:

@@ -35,7 +35,7 @@ from merknera.gateways.battlebot.holds import refuse
 from merknera.gateways.battlebot.openapi import DOCUMENT, DOCUMENT_PATH
 from merknera.gateways.battlebot.wire import Era, LoginError
 from merknera.guard import BodyError, Guard, RateLimitedError, crosssite
-from merknera.guard.sockets import CLOSE_POLICY, ClientSocket
+from merknera.guard.sockets import CLOSE_POLICY, HEARTBEAT_SECONDS, ClientSocket
 from merknera.guard.throttle import Buckets
 from merknera.protocol import strict_json
 from merknera.refused import retry_after_header
@@ -201,7 +201,7 @@ class BattlebotListener:
         config = self._config
         first_wait = self._first_wait(request)
         ws = web.WebSocketResponse(max_msg_size=config.battlebot.max_message, autoping=True,
-                                   heartbeat=30.0)
+                                   heartbeat=HEARTBEAT_SECONDS)
         await ws.prepare(request)
         transport = request.transport
         connection = ClientSocket(ws, self._guard.client(request),
@@ -227,15 +227,19 @@ class BattlebotListener:
         config = self._config
         limit = config.battlebot.login_timeout
         salt: str | None = None
+        # asyncio.timeout, not receive(timeout=...): aiohttp restarts that timer at each
+        # ping or pong it answers itself, so a client could stay without logging in.
         try:
-            first = await ws.receive(timeout=min(first_wait, limit))
+            async with asyncio.timeout(min(first_wait, limit)):
+                first = await ws.receive()
         except TimeoutError:
             # A salted-login client has the whole limit from its salt (Battlebot sent the
             # salt at once, and its 10 s ran from then).
             salt = secrets.token_hex(32)
             connection.send({"salt": salt})
             try:
-                first = await ws.receive(timeout=limit)
+                async with asyncio.timeout(limit):
+                    first = await ws.receive()
             except TimeoutError:
                 return _failed(connection, f"no login within {limit:g} s")
         if first.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED,
