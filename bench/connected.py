@@ -25,13 +25,12 @@ CPU microseconds per move, faults and closed sockets (both should be nil), and t
 connected setup's ratios to the http one; medians of ``--rounds`` rounds with their
 spread (min-max), since this shared 2-core machine's speed varies from run to run.
 
-The connected bots reply to every call, ``Complete`` included, as the HTTP bots must.
-The platform sends ``Complete`` as a request whose reply it does not wait for, and counts
-such a reply against the address's request rate (``request_burst``, ``request_rate``), which
-all the bots of one address share; at this pace that closes their sockets (1008) within a
-second or two.  So the play setups run with that rate lifted (the same flags for both
-setups); ``--platform-request-rate`` keeps the platform's default to show it, and
-``--socket-replies needed`` has the bots omit the replies the protocol lets them omit.
+The connected bots reply to every call, ``Complete`` included, as the HTTP bots must; the
+platform takes a reply to a call it does not wait for as an answer (not as a frame that
+answers nothing, which would count against the address's request rate).  The play setups
+run with the request rate lifted all the same (the same flags for both setups), so that the
+comparison is of the wires alone; ``--platform-request-rate`` keeps the platform's default,
+and ``--socket-replies needed`` has the bots omit the replies the protocol lets them omit.
 
 **Hold** (``--hold N``): N connected bots held open and idle, which is what connected bots
 are between games.  Registering N bots of one game would schedule N(N-1) round-robin
