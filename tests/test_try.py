@@ -57,10 +57,11 @@ class Tried:
         return [record for line in self.lines if (record := json.loads(line))["kind"] == kind]
 
 
-async def tried(url: str, game: str = "TICTACTOE", **options: Any) -> Tried:
+async def tried(url: str, game: str = "TICTACTOE", config: Config = CONFIG,
+                **options: Any) -> Tried:
     """``merknera try URL --game GAME`` in this process."""
     out = io.StringIO()
-    status = await run_try(CONFIG, TryRequest(url, game, **options), out)
+    status = await run_try(config, TryRequest(url, game, **options), out)
     return Tried(status, out.getvalue().splitlines())
 
 
@@ -320,6 +321,20 @@ async def test_a_bot_that_cannot_begin_its_game_forfeits_it(
     assert (game.group(5), game.group(6)) == ("LOSS", "UNREACHABLE")
     assert "your-bot stayed offline for more than 2 s before the game began" in game.group(7)
     assert result.lines[-1].startswith("faults: 1 UNREACHABLE")
+
+
+async def test_a_bot_not_ready_in_time_forfeits_without_a_call_at_fault(
+        aiohttp_server: AiohttpServer) -> None:
+    bot = ScriptedBot(new_game={"status": "PREPARING"})  # and it never calls Ready
+    result = await tried(await serve_bot(aiohttp_server, bot), "SCRABBLE",
+                         CONFIG.replace(ready_timeout=0.5), games=1)
+    assert result.status == 1
+    assert re.search(r"  \{\"status\":\"PREPARING\"\}$", result.calls("Scrabble.NewGame")[0])
+    (line,) = [line for line in result.lines if "(no call)" in line]
+    assert re.match(r"game 1 +\(no call\) +-  NOT_READY \(forfeit\): did not answer "
+                    r"Scrabble\.NewGame with READY nor call Scrabble\.Ready within 0\.5 s", line)
+    assert [(g.group(5), g.group(6)) for g in result.games()] == [("LOSS", "NOT_READY")]
+    assert result.lines[-1].startswith("faults: 1 NOT_READY")
 
 
 async def test_a_bot_of_the_squelchbot_rest_api(aiohttp_server: AiohttpServer) -> None:
