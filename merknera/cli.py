@@ -1,4 +1,4 @@
-"""The ``merknera`` command: ``serve``, ``demo``, ``config``,
+"""The ``merknera`` command: ``serve``, ``demo``, ``try``, ``config``,
 ``user add|token|list|suspend|unsuspend``, ``bot list|disable|enable``, ``guest secret``,
 ``assets verify|manifest``, ``ratings rebuild``, ``db migrate|copy|backup``,
 ``tournament create|show``, and ``--version``."""
@@ -17,6 +17,7 @@ from pathlib import Path
 from merknera import __version__, accounts_cli, logformat, loop
 from merknera.assets import AssetError
 from merknera.config import (
+    Config,
     ConfigError,
     add_config_arguments,
     load_config,
@@ -39,6 +40,29 @@ def _parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="run the platform with reference bots (make run)")
     add_config_arguments(demo)
+
+    trying = commands.add_parser(
+        "try", help="play a bot on a private platform inside the command against the "
+                    "game's reference bots (no token; nothing stored or rated): a line per "
+                    "call, a line per game, a summary; exit 0 only if it made no fault")
+    trying.add_argument("url", metavar="URL",
+                        help="the bot's endpoint (its base URL for --protocol squelch-rest)")
+    trying.add_argument("--game", required=True, type=str.upper,
+                        help="the game's mnemonic, e.g. TICTACTOE")
+    trying.add_argument("--games", dest="game_count", type=_game_count, default=None,
+                        metavar="N", help="games to play, 1 to 1000 (default: two against "
+                                          "each opponent, one in each seat)")
+    trying.add_argument("--seed", type=int, default=None, metavar="S",
+                        help="the seed the games are dealt from: the same seed, the same "
+                             "games (default: a new one, printed at the end)")
+    trying.add_argument("--protocol", choices=("jsonrpc", "squelch-rest"), default="jsonrpc",
+                        help="how the platform calls the bot (and --against)")
+    trying.add_argument("--against", action="append", default=None, metavar="URL",
+                        help="play the bot at URL rather than the reference bots "
+                             "(repeatable)")
+    trying.add_argument("--json", action="store_true",
+                        help="one JSON object a line: the calls, the games, the summary")
+    add_config_arguments(trying, keys=())
 
     commands.add_parser(
         "config", help="print the sample configuration: every key, its default and what it "
@@ -142,6 +166,26 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("id", type=int)
     add_config_arguments(show, keys=("db",))
     return parser
+
+
+def _game_count(text: str) -> int:
+    """``--games``: a whole number from 1 to 1000."""
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 1 <= count <= 1000:
+        raise argparse.ArgumentTypeError(f"{count} is not from 1 to 1000")
+    return count
+
+
+def _try(args: argparse.Namespace, config: Config) -> int:
+    from merknera.protocol.bot_protocols import BotProtocol
+    from merknera.try_cli import TryRequest, run_command
+
+    request = TryRequest(args.url, args.game, args.game_count, args.seed,
+                         BotProtocol(args.protocol), tuple(args.against or ()), args.json)
+    return loop.run(run_command(config, request))
 
 
 def _assets_verify(directory: Path) -> int:
@@ -326,6 +370,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"merknera: configuration error: {exc}", file=sys.stderr)
         return 2
+    if args.command == "try":  # its output is the transcript: the platform's warnings only
+        config = config.replace(log_level="WARNING")
     logformat.configure(config.log)
     for problem in PLUGIN_PROBLEMS:  # skipped; the platform starts without them
         logging.getLogger("merknera.games.plugins").warning("%s", problem)
@@ -339,6 +385,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             loop.run(serve(config))
             return 0
+        if args.command == "try":
+            return _try(args, config)
         if args.command == "demo":
             from merknera.demo import run_demo
 

@@ -55,6 +55,8 @@ class MovePlayed:
     call was made: a chance move)."""
     protocol: BotProtocol | None = None
     """The protocol the seat's call was made in (None when no call was made)."""
+    detail: str | None = None
+    """What was wrong, for a fault (as the move log keeps it); None for a move."""
 
 
 @dataclass(frozen=True)

@@ -325,14 +325,15 @@ def decode(payload: str) -> tuple[str, Event]:
             bot_ids=tuple(int(bot) for bot in fields["bot_ids"]),
             at_fault=tuple(int(bot) for bot in fields["at_fault"]))
     elif kind is MovePlayed:
-        fault, latency, protocol = (fields["fault"], fields.get("latency"),
-                                    fields.get("protocol"))
+        fault, latency, protocol, detail = (fields["fault"], fields.get("latency"),
+                                            fields.get("protocol"), fields.get("detail"))
         event = MovePlayed(
             game_id=int(fields["game_id"]), seq=int(fields["seq"]), seat=int(fields["seat"]),
             move=None if message.get("move_dropped") else fields["move"],
             fault=None if fault is None else FaultKind(fault),
             latency=None if latency is None else float(latency),
-            protocol=None if protocol is None else BotProtocol(protocol))
+            protocol=None if protocol is None else BotProtocol(protocol),
+            detail=None if detail is None else str(detail))
     else:
         event = BotStatusChanged(bot_id=int(fields["bot_id"]), name=str(fields["name"]),
                                  status=BotStatus(fields["status"]))

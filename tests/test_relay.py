@@ -32,6 +32,8 @@ EVENTS: list[Event] = [
     MovePlayed(7, 1, 0, {"position": 4, "tiles": ["é", "☃"], "pass": False, "x": None}),
     MovePlayed(7, 2, -1, [1, 2.5, "three"]),
     MovePlayed(7, 3, 1, None, FaultKind.TIMEOUT),
+    MovePlayed(7, 4, 0, None, FaultKind.ILLEGAL_MOVE, 0.002, BotProtocol.JSONRPC,
+               "position 4 is already taken by X"),
     BotStatusChanged(3, "a", BotStatus.ONLINE),
     BotStatusChanged(3, "a", BotStatus.ONLINE),  # equal events are two events
     BotStatusChanged(4, "b", BotStatus.OFFLINE),

@@ -67,7 +67,8 @@ class MoveLog:
             published.append(MovePlayed(
                 self._game_id, play.seq, seat, move, fault,
                 None if reply is None else reply.latency,
-                None if reply is None else play.bots[seat].protocol))
+                None if reply is None else play.bots[seat].protocol,
+                verdict.message if isinstance(verdict, Faulted) else None))
         queued = games.record_moves(self._db, self._game_id, rows, self._node)
         self._queued.append(queued)
         events = self._events

@@ -210,8 +210,10 @@ class Registrar:
         return (await self.enrol(request, caller)).reply
 
     async def enrol(self, request: RegistrationRequest,
-                    caller: Caller = IN_PROCESS) -> Enrolment:
-        """:meth:`register`, and the bot as registered.
+                    caller: Caller = IN_PROCESS, *, round_robin: bool = True) -> Enrolment:
+        """:meth:`register`, and the bot as registered; without ``round_robin``, a new
+        version plays no games of the registration's round robin (a platform that
+        schedules its games itself: ``merknera try``'s).
 
         :raises RegistrationError: as :meth:`register`.
         :raises RateLimitedError: as :meth:`register`.
@@ -265,7 +267,8 @@ class Registrar:
         limit = arena.config.accounts.max_bots_per_user
         try:
             done = await arena.db.transaction(
-                lambda conn: _register(conn, request, game, secret, stamp, settings, limit))
+                lambda conn: _register(conn, request, game, secret, stamp, settings, limit,
+                                       round_robin))
         except RegistrationError as exc:
             # After any refusal the token is read afresh: it may have been revoked, or its
             # user suspended, since it was read.
@@ -316,7 +319,7 @@ REGISTRATION_LOCK = 0x6D726B67  # "mrkg"
 
 def _register(conn: Connection, request: RegistrationRequest, game: AnyGame,
               secret: str, stamp: str, settings: dict[str, JSON],
-              max_names: int) -> _Registered:
+              max_names: int, round_robin: bool) -> _Registered:
     """The registration's one transaction (on the store's writer thread)."""
     # Nodes on one PostgreSQL database register at the same time: one registration at a
     # time (a lock held to the end of the transaction), so that the checks below (the
@@ -371,7 +374,8 @@ def _register(conn: Connection, request: RegistrationRequest, game: AnyGame,
     bot = bots.insert(conn, name=name, version=version, game=game.mnemonic, user_id=user.id,
                       meta=meta, secret=secret)
     logs.add(conn, bot.id, f"Registered {name} (version: {version})")
-    new_games = _schedule_round_robin(conn, bot, game.max_seats, settings)
+    new_games = (_schedule_round_robin(conn, bot, game.max_seats, settings)
+                 if round_robin else [])
     message = (f"Hello, {name} (version: {version}), good luck with {game.name}!"
                if not existing else
                f"A new version of your bot has been registered as {name} "

@@ -14,7 +14,7 @@ depend on the wire.
 
 from __future__ import annotations
 
-from merknera.seats.base import Call, Carrier, Moment, Session, Sitting
+from merknera.seats.base import Call, CallMade, CallWatcher, Carrier, Moment, Session, Sitting
 from merknera.seats.called import CalledCarrier, CalledSession, Notifier
 from merknera.seats.carriers import Carriers
 from merknera.seats.held import HeldCarrier, HeldSession, Hold, Holder
@@ -22,7 +22,7 @@ from merknera.seats.jsonrpc import HttpLine, JsonRpcCarrier, JsonRpcLine
 from merknera.seats.sockets import BotSocket, Sockets
 from merknera.seats.squelch_rest import SquelchRestCarrier
 
-__all__ = ["BotSocket", "Call", "CalledCarrier", "CalledSession", "Carrier", "Carriers",
-           "HeldCarrier", "HeldSession", "Hold", "Holder", "HttpLine", "JsonRpcCarrier",
-           "JsonRpcLine", "Moment", "Notifier", "Session", "Sitting", "Sockets",
-           "SquelchRestCarrier"]
+__all__ = ["BotSocket", "Call", "CallMade", "CallWatcher", "CalledCarrier", "CalledSession",
+           "Carrier", "Carriers", "HeldCarrier", "HeldSession", "Hold", "Holder", "HttpLine",
+           "JsonRpcCarrier", "JsonRpcLine", "Moment", "Notifier", "Session", "Sitting",
+           "Sockets", "SquelchRestCarrier"]

@@ -34,6 +34,36 @@ class Call:
 
 
 @dataclass(frozen=True)
+class CallMade:
+    """A call the platform made to a bot it calls, and what came of it: what a watcher of
+    the carriers is shown (:meth:`~merknera.seats.Carriers.watch`)."""
+
+    bot: Bot
+    """The bot called, as registered when the call was made."""
+    game_id: int | None
+    """The game the call was made for; None for a ping outside a game's runner (the
+    pinger's)."""
+    seat: Seat | None
+    """The bot's seat in that game; None for a ping."""
+    call: str | None
+    """The game's name for the call (:class:`~merknera.games.Calls`, an
+    :class:`~merknera.games.Announcement`'s); None for a ping."""
+    method: str
+    """The call as its wire shows it to the bot's author (``"TicTacToe.NextMove"``,
+    ``"PUT /match/{matchId}/end"``, ``"Status.Ping"``)."""
+    result: CallResult
+    """What came back, the envelope checked (a move's rules are the runner's to apply)."""
+    heeded: bool
+    """Whether the platform reads the reply: a call asked (opening, move) or a ping; not
+    a call told or notified (announcements, Error, Complete), whose reply is ignored."""
+
+
+CallWatcher = Callable[[CallMade], None]
+"""Shown every call made through the carriers; it must return at once and not raise (it
+runs on the game's path)."""
+
+
+@dataclass(frozen=True)
 class Sitting:
     """A bot in one seat of one game: what a session is opened for."""
 

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 
 from merknera.botclient import CallResult
 from merknera.games import AnyGame
-from merknera.seats.base import Call, Carrier, Session, Sitting
+from merknera.seats.base import Call, CallMade, CallWatcher, Carrier, Session, Sitting
 from merknera.store.bots import Bot
 from merknera.tasks import TaskSet
 
@@ -67,6 +67,8 @@ class CalledCarrier(Carrier):
     def __init__(self, notifier: Notifier) -> None:
         self.notifier = notifier
         """Where the sessions' calls that must not hold their games up go."""
+        self.watchers: list[CallWatcher] = []
+        """Shown every call its sessions make (see :meth:`Carriers.watch`)."""
 
     def open(self, sitting: Sitting) -> Session:
         return CalledSession(self, sitting)
@@ -91,6 +93,15 @@ class CalledCarrier(Carrier):
         """A call whose reply is ignored, of the bot registered as ``bot``.  Never raises:
         a call the platform cannot make is dropped (see BotClient.notify)."""
 
+    def report(self, bot: Bot, sitting: Sitting, call: Call, result: CallResult, *,
+             heeded: bool) -> None:
+        """Show the watchers a call its session made."""
+        if self.watchers:
+            seen = CallMade(bot, sitting.game_id, sitting.seat, call.name,
+                            self.describe(sitting.game, call.name), result, heeded)
+            for watcher in self.watchers:
+                watcher(seen)
+
 
 class CalledSession(Session):
     """A seat whose bot is called: each call goes to the bot's latest registration."""
@@ -107,12 +118,18 @@ class CalledSession(Session):
         return self._carrier.describe(self.sitting.game, name)
 
     async def ask(self, call: Call, time_limit: float) -> CallResult:
-        return await self._carrier.ask(self.sitting.latest(), self.sitting, call, time_limit)
+        bot = self.sitting.latest()
+        result = await self._carrier.ask(bot, self.sitting, call, time_limit)
+        self._carrier.report(bot, self.sitting, call, result, heeded=True)
+        return result
 
     async def tell(self, call: Call, time_limit: float) -> None:
-        await self._carrier.tell(self.sitting.latest(), self.sitting, call, time_limit)
+        await self._told(self.sitting.latest(), call, time_limit)
 
     def notify(self, call: Call) -> None:
         bot = self.sitting.latest()
-        self._carrier.notifier.send(
-            bot.id, functools.partial(self._carrier.tell, bot, self.sitting, call))
+        self._carrier.notifier.send(bot.id, functools.partial(self._told, bot, call))
+
+    async def _told(self, bot: Bot, call: Call, time_limit: float) -> None:
+        result = await self._carrier.tell(bot, self.sitting, call, time_limit)
+        self._carrier.report(bot, self.sitting, call, result, heeded=False)

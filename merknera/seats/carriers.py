@@ -7,8 +7,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from merknera.botclient import CallResult
+from merknera.logcontext import GAME_ID
 from merknera.protocol.bot_protocols import BotProtocol
-from merknera.seats.base import Carrier, Session, Sitting
+from merknera.seats.base import CallMade, CallWatcher, Carrier, Session, Sitting
+from merknera.seats.called import CalledCarrier
 from merknera.seats.held import HeldCarrier, Holder
 from merknera.store.bots import Bot
 
@@ -22,6 +24,16 @@ class Carriers:
         self._holders = dict(held)
         self._carriers: dict[BotProtocol, Carrier] = {**called,
                           **{protocol: HeldCarrier(holder) for protocol, holder in held.items()}}
+        self._watchers: list[CallWatcher] = []
+
+    def watch(self, watcher: CallWatcher) -> None:
+        """Show ``watcher`` every call made from now on to a bot that is called (not a held
+        client's turns): its games' calls, whose reply counts or not, and its pings
+        (``merknera try`` follows a bot's calls so)."""
+        self._watchers.append(watcher)
+        for carrier in self._carriers.values():
+            if isinstance(carrier, CalledCarrier):
+                carrier.watchers.append(watcher)
 
     def of(self, bot: Bot) -> Carrier:
         """The carrier that reaches ``bot``."""
@@ -32,8 +44,16 @@ class Carriers:
         return self.of(sitting.bot).open(sitting)
 
     async def ping(self, bot: Bot) -> CallResult:
-        """:meth:`Carrier.ping` on the bot's carrier."""
-        return await self.of(bot).ping(bot)
+        """:meth:`Carrier.ping` on the bot's carrier (shown to the watchers)."""
+        carrier = self.of(bot)
+        result = await carrier.ping(bot)
+        if self._watchers and isinstance(carrier, CalledCarrier):
+            # A ping before a seat's first move is made in its game's context.
+            seen = CallMade(bot, GAME_ID.get(), None, None, carrier.ping_name, result,
+                            heeded=True)
+            for watcher in self._watchers:
+                watcher(seen)
+        return result
 
     def can_open(self, bot: Bot) -> bool:
         """Whether a new game could open for the bot now: a held client's only while its

@@ -22,7 +22,7 @@ import resource
 import signal
 import sqlite3
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -123,9 +123,11 @@ class Processes:
         self._env.pop("PYTHONPATH", None)
 
     async def start(self, label: str, *args: str, open_files: int | None = None,
-                    program: str | None = None) -> Child:
+                    program: str | None = None,
+                    env: Mapping[str, str] | None = None) -> Child:
         """``python <args>`` (or ``program <args>``) with stdout piped (read it with
-        :meth:`first_line`); ``open_files`` caps its open-files limit (soft and hard)."""
+        :meth:`first_line`); ``open_files`` caps its open-files limit (soft and hard);
+        ``env`` adds to its environment."""
         stem = re.sub(r"[^\w.-]+", "_", label)  # a bot's name may be anything
         stderr_path = self.workdir / f"{stem}.stderr"
         counter = 1
@@ -138,7 +140,8 @@ class Processes:
 
         with stderr_path.open("wb") as stderr:
             process = await asyncio.create_subprocess_exec(
-                program or self.python, *args, cwd=self.workdir, env=self._env,
+                program or self.python, *args, cwd=self.workdir,
+                env={**self._env, **(env or {})},
                 stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
                 stderr=stderr, preexec_fn=cap if open_files is not None else None)
         child = Child(label, process, stderr_path)
