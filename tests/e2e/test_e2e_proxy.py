@@ -11,6 +11,7 @@ straight.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import ssl
 from collections.abc import AsyncIterator
@@ -19,6 +20,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 import aiohttp
 
 from tests.e2e.harness import E2E, LISTENING, PLATFORM_OPTIONS, PlatformProcess
+from tests.support import until
 from tests.support.nginx import UPSTREAM_ADDRESS, running_proxy
 from tests.support.postgres import Cluster
 from tests.support.tls import throwaway_ca, trusting
@@ -108,14 +110,21 @@ async def test_per_client_limits_follow_the_address_nginx_forwards(
             for stream in [*streams, *more]:
                 stream.close()
 
-    # Each node's access log names the clients nginx named, never nginx itself.
-    logged: dict[str, set[str]] = {}
-    for child in e2e.processes.children:
-        for line in child.stderr_path.read_text("utf-8").splitlines():
-            entry = json.loads(line)
-            if entry["logger"] == "merknera.access":
-                logged.setdefault(entry["first_request_line"].split()[1], set()).add(
-                    entry["remote_address"])
-    assert logged["/api/games-hosted"] == {"127.0.0.2", "127.0.0.3", "127.0.0.4",
-                                           "127.0.0.5"}, logged
-    assert logged["/api/live"] == {*(f"127.0.0.{10 + n}" for n in range(6)), "127.0.0.20"}
+    # Each node's access log names the clients nginx named, never nginx itself.  A stream's
+    # line is written when its node notices that it ended, at its next write.
+    def logged() -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {}
+        for child in e2e.processes.children:
+            for line in child.stderr_path.read_text("utf-8").splitlines():
+                entry = json.loads(line)
+                if entry["logger"] == "merknera.access":
+                    found.setdefault(entry["first_request_line"].split()[1], set()).add(
+                        entry["remote_address"])
+        return found
+
+    watched = {*(f"127.0.0.{10 + n}" for n in range(6)), "127.0.0.20"}
+    with contextlib.suppress(TimeoutError):
+        await until(lambda: logged().get("/api/live") == watched, within=60, every=0.2)
+    assert logged()["/api/games-hosted"] == {"127.0.0.2", "127.0.0.3", "127.0.0.4",
+                                             "127.0.0.5"}, logged()
+    assert logged()["/api/live"] == watched
