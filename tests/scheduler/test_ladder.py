@@ -29,7 +29,7 @@ from merknera.store import Database, bots, competition, games, users
 from merknera.store.db import Connection
 from merknera_bots import tictactoe
 from tests.conftest import ArenaFactory
-from tests.support import Arena, ScriptedBot, until
+from tests.support import Arena, ScriptedBot, play_first_empty, until
 
 
 def test_new_bots_are_paired_first_with_close_or_uncertain_opponents() -> None:
@@ -119,12 +119,20 @@ async def register(arena: Arena, aiohttp_server: AiohttpServer, name: str,
 async def test_a_pass_pairs_free_online_bots_and_skips_busy_and_disabled(
         make_arena: ArenaFactory, aiohttp_server: AiohttpServer) -> None:
     arena = await make_arena(max_games_per_bot=1)
+    playing = asyncio.Event()  # the ladder's games wait for it: still busy at the 2nd pass
+    playing.set()
+
+    async def when_playing(params: dict[str, Any], request_id: Any) -> JSON:
+        await playing.wait()
+        return await play_first_empty(params, request_id)
+
     for name in ("a", "b", "c", "d", "e"):
-        await register(arena, aiohttp_server, name)
+        await register(arena, aiohttp_server, name, ScriptedBot(next_move=when_playing))
     await arena.settle()
     db = arena.platform.db
     await arena.platform.discipline.disable(
         await db.fetchval("SELECT id FROM bots WHERE name = 'e'"), "ADMIN", "testing")
+    playing.clear()
     created = await arena.platform.ladder.pass_once()
     assert len(created) == 2  # four free online bots, one game each
     seated = await db.fetchall(
@@ -134,6 +142,7 @@ async def test_a_pass_pairs_free_online_bots_and_skips_busy_and_disabled(
     assert sorted(names) == ["a", "b", "c", "d"]
     # every bot has its one game now: a second pass adds nothing
     assert await arena.platform.ladder.pass_once() == []
+    playing.set()
     await arena.settle()
     reasons = await db.fetchall("SELECT reason FROM games WHERE origin = 'LADDER'")
     assert {row[0] for row in reasons} == {"NORMAL"}
