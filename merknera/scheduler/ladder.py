@@ -3,14 +3,17 @@
 A pass looks at the online, enabled bots of a game with room for another game (fewer than
 ``max_games_per_bot`` unfinished games), takes them in priority order (the fewest rated
 games first, so a new version gets its first games quickly, then the most uncertain) and
-gives each an opponent whose rating is close or uncertain: the one with the best TrueSkill
-match quality among its neighbours in rating order, a recent opponent counting for less.
-Each bot gets at most one new game per pass, and a pass never adds more games than the
-free concurrency allows.
+gives each the opponent among its neighbours in rating order whose game teaches the most
+(:func:`teaching`: how much the game is expected to narrow the two ratings), weighed down
+by how much of the bot's latest games that opponent already took (:func:`meeting_shares`);
+an opponent that took :data:`MAX_SHARE` of them or more is chosen only when no other is
+free.  Each bot gets at most one new game per pass, and a pass never adds more games than
+the free concurrency allows.
 
-:func:`choose_pairs` is the pure part (what ``bench/ladder.py`` times); :class:`Ladder` runs
-it against the store and the scheduler every ``ladder_interval`` seconds, reading the recent
-opponents of only the bots it reaches (:func:`choose_pairs_reading`).
+:func:`choose_pairs` is the pure part (what ``bench/ladder.py`` times and plays seasons
+with); :class:`Ladder` runs it against the store and the scheduler every
+``ladder_interval`` seconds, reading the latest opponents of only the bots it reaches
+(:func:`choose_pairs_reading`).
 """
 
 from __future__ import annotations
@@ -38,11 +41,26 @@ BETA = MODEL.beta
 NEIGHBOURS = 8
 """How far either way in rating order a bot looks for an opponent: the pass stays
 O(n log n) however many bots there are."""
-RECENT_PENALTY = 0.5
-"""Match quality is multiplied by this for a pair that met in their last few games."""
+MEETING_GAMES = competition.RECENT_GAMES
+"""How many of a bot's latest games make the history its meeting shares come from (the
+store reads that many)."""
+MEETING_DECAY = 0.8
+"""The weight of a game in that history relative to the next newer one: a meeting counts
+for about half after three more games, and for little after twelve."""
+FRESHNESS = 16.0
+"""How steeply a game's value falls with the opponent's meeting share: it is multiplied by
+``exp(-FRESHNESS * share)``, so an opponent met in a fifth of the bot's latest games is
+worth about a twenty-fifth of a fresh one."""
+MAX_SHARE = 0.4
+"""An opponent with this meeting share or more is chosen only when no other is free: no
+opponent takes most of a bot's games while others are there."""
 READ_AHEAD = 4
-"""Bots per slot whose recent opponents :func:`choose_pairs_reading` reads at first (a pass
+"""Bots per slot whose latest opponents :func:`choose_pairs_reading` reads at first (a pass
 reaches about two per slot: one per pair, and each partner skipped at its own turn)."""
+
+
+History = tuple[tuple[int, ...], ...]
+"""The other seats of a bot's latest games, newest first."""
 
 
 @dataclass(frozen=True)
@@ -53,17 +71,50 @@ class Candidate:
     mu: float
     sigma: float
     rated_games: int
-    recent: frozenset[int] = frozenset()
-    """Bots it played lately."""
+    recent: History = ()
+    """The other seats of its latest games (up to :data:`MEETING_GAMES`), newest first."""
     first_seats: int = 0
     """How often it had the first seat in its last ten games."""
 
 
-def quality(a: Candidate, b: Candidate) -> float:
-    """TrueSkill's match quality of a pair: the chance of a draw relative to equal, sure
-    players; high for close ratings and for uncertain ones."""
-    spread = 2 * BETA**2 + a.sigma**2 + b.sigma**2
-    return math.sqrt(2 * BETA**2 / spread) * math.exp(-((a.mu - b.mu) ** 2) / (2 * spread))
+def win_probability(a: Candidate, b: Candidate) -> float:
+    """The rating model's chance that ``a`` finishes ahead of ``b`` in a two-seat game
+    (Plackett-Luce with two seats: a logistic curve of the difference of the means over
+    the spread of the two performances)."""
+    spread = math.sqrt(2 * BETA**2 + a.sigma**2 + b.sigma**2)
+    return 1.0 / (1.0 + math.exp((b.mu - a.mu) / spread))
+
+
+def teaching(a: Candidate, b: Candidate) -> float:
+    """How much one game between ``a`` and ``b`` is expected to narrow their ratings: the
+    drop of the sum of their variances (rating points squared).
+
+    One game's result carries ``p (1 - p) / c**2`` of Fisher information about the
+    difference of the two skills (``p`` the win probability, ``c`` the spread of
+    :func:`win_probability`); a Gaussian update with it takes ``sigma_a**4 * I / (1 +
+    (sigma_a**2 + sigma_b**2) * I)`` off ``a``'s variance, and the like off ``b``'s.  So a
+    game teaches much when either rating is uncertain and the result is in doubt, and
+    little between sure ratings far apart, whose result is known beforehand.
+    """
+    a_var, b_var = a.sigma * a.sigma, b.sigma * b.sigma
+    c_squared = 2 * BETA * BETA + a_var + b_var
+    p = 1.0 / (1.0 + math.exp((b.mu - a.mu) / math.sqrt(c_squared)))  # win_probability's
+    information = p * (1.0 - p) / c_squared
+    return (a_var * a_var + b_var * b_var) * information / (1.0 + (a_var + b_var) * information)
+
+
+def meeting_shares(recent: Sequence[Sequence[int]]) -> dict[int, float]:
+    """The share of a bot's latest games (``recent``, newest first) that each opponent
+    was in, each game weighing :data:`MEETING_DECAY` times the next newer one: a share is
+    between 0 (not met lately) and 1 (in every game)."""
+    weights: dict[int, float] = {}
+    weight, total = 1.0, 0.0
+    for others in recent[:MEETING_GAMES]:
+        for other in others:
+            weights[other] = weights.get(other, 0.0) + weight
+        total += weight
+        weight *= MEETING_DECAY
+    return {other: met / total for other, met in weights.items()}
 
 
 def _priority(candidate: Candidate) -> tuple[int, float, int]:
@@ -74,6 +125,14 @@ def _priority(candidate: Candidate) -> tuple[int, float, int]:
 
 def choose_pairs(candidates: Sequence[Candidate], slots: int) -> list[tuple[int, int]]:
     """Pairs of bot ids to play, at most ``slots`` of them, each bot in at most one.
+
+    At its turn a bot takes, among its free neighbours, the opponent with a meeting share
+    under :data:`MAX_SHARE` (any, if none is) whose game teaches the most times
+    ``exp(-FRESHNESS * share)``.  The shares are those of the bot whose turn it is: its
+    partner's history is not needed (:func:`choose_pairs_reading` reads only the bots it
+    reaches).  Every bot gets at most one game a pass and the fewest rated games go first,
+    so the bots' counts of games stay close and a pair's share is much the same from
+    either side.
 
     The first of each pair takes seat 0: the one that had the first seat less often of
     late, so that no bot always moves first (ties alternate with the pass's pair count).
@@ -90,17 +149,20 @@ def choose_pairs(candidates: Sequence[Candidate], slots: int) -> list[tuple[int,
         if bot.bot_id in taken:
             continue
         here = bisect.bisect_left(keys, (bot.mu, bot.bot_id))
+        shares = meeting_shares(bot.recent)
         best: Candidate | None = None
-        best_quality = -1.0
+        best_value = (False, -1.0)
         for index in range(max(0, here - NEIGHBOURS), min(len(by_mu), here + NEIGHBOURS + 1)):
             other = by_mu[index]
             if other.bot_id == bot.bot_id or other.bot_id in taken:
                 continue
-            score = quality(bot, other)
-            if other.bot_id in bot.recent:
-                score *= RECENT_PENALTY
-            if score > best_quality:
-                best, best_quality = other, score
+            share = shares.get(other.bot_id, 0.0)
+            taught = teaching(bot, other)
+            if share:
+                taught *= math.exp(-FRESHNESS * share)
+            value = (share < MAX_SHARE, taught)
+            if value > best_value:
+                best, best_value = other, value
         if best is None:
             continue
         taken.update((bot.bot_id, best.bot_id))
@@ -112,7 +174,7 @@ def choose_pairs(candidates: Sequence[Candidate], slots: int) -> list[tuple[int,
 
 
 def choose_pairs_reading(candidates: Sequence[Candidate], slots: int,
-                         read_recent: Callable[[list[int]], Mapping[int, frozenset[int]]]
+                         read_recent: Callable[[list[int]], Mapping[int, History]]
                          ) -> list[tuple[int, int]]:
     """The pairs of :func:`choose_pairs` for candidates whose recent opponents are not known
     yet, asking ``read_recent`` for those of the bots the pairing reaches rather than of
@@ -134,7 +196,7 @@ def choose_pairs_reading(candidates: Sequence[Candidate], slots: int,
     reach = min(len(order), READ_AHEAD * slots)
     while True:
         recent = read_recent([bot.bot_id for bot in order[:reach]])
-        known = [dataclasses.replace(bot, recent=recent.get(bot.bot_id, frozenset()))
+        known = [dataclasses.replace(bot, recent=recent.get(bot.bot_id, ()))
                  for bot in order[:reach]]
         pairs = choose_pairs([*known, *order[reach:]], slots)
         if reach == len(order) or not pairs:

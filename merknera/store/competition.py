@@ -20,7 +20,7 @@ def ratings_of(conn: Connection,
 
 FIRST_SEAT_GAMES = 10
 """How many of a bot's latest games its first-seat count covers."""
-RECENT_GAMES = 3
+RECENT_GAMES = 12
 """How many of a bot's latest games make its recent opponents."""
 
 
@@ -72,7 +72,8 @@ def contenders(conn: Connection, bot_ids: Sequence[int],
 
 
 # Like _CONTENDERS, one row per bot; each bot's last games come from seats_bot_seat, and
-# their other seats from the seats' primary key.
+# their other seats from the seats' primary key.  Each other seat comes as "game:bot", so
+# that the games can be put back in order whatever order the aggregate joins them in.
 _OPPONENTS = """
 SELECT wanted.value,
        (SELECT {joined} FROM seats AS other
@@ -84,13 +85,21 @@ FROM {wanted} AS wanted
 
 
 def recent_opponents(conn: Connection,
-                     bot_ids: Sequence[int]) -> dict[int, frozenset[int]]:
-    """The bots each of these bots met in its last three games."""
-    return {bot_id: frozenset(map(int, met.split(","))) if met else frozenset()
-            for bot_id, met in conn.execute(_OPPONENTS.format(
-                wanted=conn.dialect.ids(":bot_ids"),
-                joined=conn.dialect.joined("other.bot_id")), {
-                "bot_ids": json.dumps(list(bot_ids)), "recent_games": RECENT_GAMES})}
+                     bot_ids: Sequence[int]) -> dict[int, tuple[tuple[int, ...], ...]]:
+    """The other seats of each of these bots' last :data:`RECENT_GAMES` games (those in
+    play too), newest first: one tuple of bot ids per game."""
+    found: dict[int, tuple[tuple[int, ...], ...]] = {}
+    for bot_id, met in conn.execute(_OPPONENTS.format(
+            wanted=conn.dialect.ids(":bot_ids"),
+            joined=conn.dialect.joined("other.game_id || ':' || other.bot_id")), {
+            "bot_ids": json.dumps(list(bot_ids)), "recent_games": RECENT_GAMES}):
+        numbers = list(map(int, met.replace(":", ",").split(","))) if met else []
+        games: dict[int, list[int]] = {}
+        for game_id, other in zip(numbers[::2], numbers[1::2], strict=True):
+            games.setdefault(game_id, []).append(other)
+        found[bot_id] = tuple(tuple(sorted(games[game_id]))
+                              for game_id in sorted(games, reverse=True))
+    return found
 
 
 def current(conn: Connection, bot_ids: Sequence[int]) -> list[int]:

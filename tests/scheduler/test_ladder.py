@@ -7,21 +7,29 @@ import dataclasses
 import functools
 import itertools
 import random
+from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 from pytest_aiohttp import AiohttpServer
 
 from merknera.games import JSON
-from merknera.ratings import DEFAULT
+from merknera.ratings import DEFAULT, Rating, update
 from merknera.scheduler import ladder
-from merknera.scheduler.ladder import Candidate, choose_pairs, choose_pairs_reading, quality
+from merknera.scheduler.ladder import (
+    Candidate,
+    History,
+    choose_pairs,
+    choose_pairs_reading,
+    meeting_shares,
+    teaching,
+)
 from merknera.store import Database, bots, competition, games, users
 from merknera.store.db import Connection
+from merknera_bots import tictactoe
 from tests.conftest import ArenaFactory
-from tests.support import Arena, ScriptedBot, until
+from tests.support import Arena, ScriptedBot, play_first_empty, until
 
 
 def test_new_bots_are_paired_first_with_close_or_uncertain_opponents() -> None:
@@ -33,7 +41,7 @@ def test_new_bots_are_paired_first_with_close_or_uncertain_opponents() -> None:
     pairs = choose_pairs([Candidate(1, 30.0, 1.0, 10), Candidate(2, 10.0, 1.0, 10),
                           Candidate(3, 29.0, 1.0, 10)], slots=1)
     assert set(pairs[0]) == {1, 3}
-    assert quality(Candidate(1, 30, 1, 0), Candidate(3, 29, 1, 0)) > quality(
+    assert teaching(Candidate(1, 30, 1, 0), Candidate(3, 29, 1, 0)) > teaching(
         Candidate(1, 30, 1, 0), Candidate(2, 10, 1, 0))
 
 
@@ -49,9 +57,55 @@ def test_each_bot_at_most_once_and_slots_respected() -> None:
 
 
 def test_recent_opponents_count_for_less() -> None:
-    a = Candidate(1, 25.0, 2.0, 5, recent=frozenset({2}))
+    a = Candidate(1, 25.0, 2.0, 5, recent=((2,),))
     pairs = choose_pairs([a, Candidate(2, 25.0, 2.0, 5), Candidate(3, 24.0, 2.0, 5)], slots=1)
     assert set(pairs[0]) == {1, 3}
+
+
+def test_meeting_shares_weigh_the_latest_games_most() -> None:
+    decay = ladder.MEETING_DECAY
+    total = 1 + decay + decay**2
+    assert meeting_shares(((2,), (3, 4), (2,))) == pytest.approx(
+        {2: (1 + decay**2) / total, 3: decay / total, 4: decay / total})
+    assert meeting_shares(()) == {}
+    # Only the window counts: a bot met before it is forgotten.
+    window = ladder.MEETING_GAMES
+    assert meeting_shares(((2,),) * window + ((3,),) * 5) == {2: 1.0}
+
+
+def test_a_game_teaches_most_between_uncertain_or_close_ratings() -> None:
+    """The order of :func:`teaching` is the order of the rating model's own expected
+    narrowing (the drop of the two variances, over both results, by the real update)."""
+    pairs = [((25, 25 / 3), (25, 25 / 3)), ((25, 25 / 3), (30, 1)), ((30, 3), (20, 3)),
+             ((30, 2), (29, 2)), ((25, 1), (25, 1)), ((30, 1), (10, 1))]
+
+    def narrowing(a: tuple[float, float], b: tuple[float, float]) -> float:
+        p = ladder.win_probability(Candidate(1, *a, 0), Candidate(2, *b, 0))
+        before = a[1] ** 2 + b[1] ** 2
+        drops = [before - sum(r.sigma**2 for r in update([Rating(*a), Rating(*b)], ranks))
+                 for ranks in ([0, 1], [1, 0])]
+        return p * drops[0] + (1 - p) * drops[1]
+
+    taught = [teaching(Candidate(1, *a, 0), Candidate(2, *b, 0)) for a, b in pairs]
+    assert taught == sorted(taught, reverse=True)
+    expected = [narrowing(a, b) for a, b in pairs]
+    assert expected == sorted(expected, reverse=True)
+    for a, b in pairs:
+        assert teaching(Candidate(1, *a, 0), Candidate(2, *b, 0)) == pytest.approx(
+            teaching(Candidate(2, *b, 0), Candidate(1, *a, 0)), rel=1e-12)
+
+
+def test_an_opponent_with_a_large_share_is_chosen_only_when_alone() -> None:
+    # Bot 1 met bot 2 in half its latest games (bot 4, offline now, in the others): bot 3,
+    # far below, teaches much less but is chosen all the same; with bot 3 busy (absent),
+    # bot 2 is.
+    recent = ((2,), (4,)) * 5
+    assert meeting_shares(recent)[2] >= ladder.MAX_SHARE
+    one = Candidate(1, 30.0, 1.0, 10, recent)
+    twin, far = Candidate(2, 30.0, 1.0, 10), Candidate(3, 10.0, 1.0, 10)
+    assert teaching(one, far) < teaching(one, twin) / 5
+    assert set(choose_pairs([one, twin, far], slots=1)[0]) == {1, 3}
+    assert set(choose_pairs([one, twin], slots=1)[0]) == {1, 2}
 
 
 async def register(arena: Arena, aiohttp_server: AiohttpServer, name: str,
@@ -65,12 +119,20 @@ async def register(arena: Arena, aiohttp_server: AiohttpServer, name: str,
 async def test_a_pass_pairs_free_online_bots_and_skips_busy_and_disabled(
         make_arena: ArenaFactory, aiohttp_server: AiohttpServer) -> None:
     arena = await make_arena(max_games_per_bot=1)
+    playing = asyncio.Event()  # the ladder's games wait for it: still busy at the 2nd pass
+    playing.set()
+
+    async def when_playing(params: dict[str, Any], request_id: Any) -> JSON:
+        await playing.wait()
+        return await play_first_empty(params, request_id)
+
     for name in ("a", "b", "c", "d", "e"):
-        await register(arena, aiohttp_server, name)
+        await register(arena, aiohttp_server, name, ScriptedBot(next_move=when_playing))
     await arena.settle()
     db = arena.platform.db
     await arena.platform.discipline.disable(
         await db.fetchval("SELECT id FROM bots WHERE name = 'e'"), "ADMIN", "testing")
+    playing.clear()
     created = await arena.platform.ladder.pass_once()
     assert len(created) == 2  # four free online bots, one game each
     seated = await db.fetchall(
@@ -80,6 +142,7 @@ async def test_a_pass_pairs_free_online_bots_and_skips_busy_and_disabled(
     assert sorted(names) == ["a", "b", "c", "d"]
     # every bot has its one game now: a second pass adds nothing
     assert await arena.platform.ladder.pass_once() == []
+    playing.set()
     await arena.settle()
     reasons = await db.fetchall("SELECT reason FROM games WHERE origin = 'LADDER'")
     assert {row[0] for row in reasons} == {"NORMAL"}
@@ -172,61 +235,61 @@ def test_first_seats_even_out_over_passes() -> None:
 
 
 async def test_the_ladder_reads_ratings_first_seats_and_last_opponents(
-        tmp_path: Path) -> None:
-    """The ladder's reads, on a real store: busy bots left out, unrated bots at the default
-    rating, first seats from the last ten games only, opponents from the last three only (a
-    wrong window or a seat counted twice changes these numbers)."""
-    db = await Database.open(tmp_path / "ladder.db")
-    try:
-        user, _ = await users.create_user(db, "owner")
+        db: Database) -> None:
+    """The ladder's reads, on each store: busy bots left out, unrated bots at the default
+    rating, first seats from the last ten games only, the other seats of the latest games
+    newest first, as many games as the window holds (a wrong window, a game out of order
+    or a seat counted twice changes these numbers)."""
+    user, _ = await users.create_user(db, "owner")
 
-        def fill(conn: Connection) -> dict[str, int]:
-            ids = {name: bots.insert(conn, name=name, version="1", game="TICTACTOE",
-                                     user_id=user.id, secret="s",
-                                     meta=bots.BotMetadata("http://127.0.0.1:9/rpc")).id
-                   for name in "abcdefgu"}
-            a, b, c, d, e, f, g = (ids[name] for name in "abcdefg")
-            played: list[tuple[int, ...]] = [(a, b)] * 3  # a's oldest: not in its last ten
-            played += [(a, b), (b, a), (a, b), (b, a), (a, b), (b, a), (a, b)]
-            played += [(c, a), (d, a, e), (a, f)]  # a's last three: a met c, d, e and f
-            for seats in played:
-                game_id = games.create(conn, "TICTACTOE", 1, seats)
-                conn.execute("UPDATE games SET status = 'FINISHED', outcome = 'NO_RESULT', "
-                             "reason = 'ABORTED', finished_at = '2030-01-01' WHERE id = ?",
-                             (game_id,))
-            games.create(conn, "TICTACTOE", 1, (f, g))  # not finished: f and g are busy
-            conn.execute("INSERT INTO ratings (bot_id, game, mu, sigma, rated_games, "
-                         "updated_at) VALUES (?, 'TICTACTOE', 30.0, 2.0, 12, '2030-01-01')",
-                         (a,))
-            return ids
+    def fill(conn: Connection) -> dict[str, int]:
+        ids = {name: bots.insert(conn, name=name, version="1", game="TICTACTOE",
+                                 user_id=user.id, secret="s",
+                                 meta=bots.BotMetadata("http://127.0.0.1:9/rpc")).id
+               for name in "abcdefgu"}
+        a, b, c, d, e, f, g = (ids[name] for name in "abcdefg")
+        played: list[tuple[int, ...]] = [(a, b)] * 3  # a's oldest: not in its last ten
+        played += [(a, b), (b, a), (a, b), (b, a), (a, b), (b, a), (a, b)]
+        played += [(c, a), (d, a, e), (a, f)]
+        for seats in played:
+            game_id = games.create(conn, "TICTACTOE", 1, seats)
+            conn.execute("UPDATE games SET status = 'FINISHED', outcome = 'NO_RESULT', "
+                         "reason = 'ABORTED', finished_at = '2030-01-01' WHERE id = ?",
+                         (game_id,))
+        games.create(conn, "TICTACTOE", 1, (f, g))  # not finished: f and g are busy
+        conn.execute("INSERT INTO ratings (bot_id, game, mu, sigma, rated_games, "
+                     "updated_at) VALUES (?, 'TICTACTOE', 30.0, 2.0, 12, '2030-01-01')",
+                     (a,))
+        return ids
 
-        ids = await db.transaction(fill)
-        a, b, c, d, e, f, g, u = (ids[name] for name in "abcdefgu")
-        mu, sigma = DEFAULT.mu, DEFAULT.sigma
+    ids = await db.transaction(fill)
+    a, b, c, d, e, f, g, u = (ids[name] for name in "abcdefgu")
+    mu, sigma = DEFAULT.mu, DEFAULT.sigma
 
-        async def contenders(cap: int) -> set[competition.Contender]:
-            return set(await db.read(functools.partial(
-                competition.contenders, bot_ids=list(ids.values()), cap=cap)))
+    async def contenders(cap: int) -> set[competition.Contender]:
+        return set(await db.read(functools.partial(
+            competition.contenders, bot_ids=list(ids.values()), cap=cap)))
 
-        C = competition.Contender  # noqa: N806
-        assert await contenders(cap=1) == {
-            C(a, 30.0, 2.0, 12, 5), C(b, mu, sigma, 0, 3), C(c, mu, sigma, 0, 1),
-            C(d, mu, sigma, 0, 1), C(e, mu, sigma, 0, 0), C(u, mu, sigma, 0, 0)}
-        assert await contenders(cap=2) == await contenders(cap=1) | {
-            C(f, mu, sigma, 0, 1), C(g, mu, sigma, 0, 0)}
-        assert await db.read(functools.partial(
-                competition.recent_opponents, bot_ids=list(ids.values()))) == {
-            a: {c, d, e, f}, b: {a}, c: {a}, d: {a, e}, e: {a, d}, f: {a, g}, g: {f},
-            u: frozenset()}
-    finally:
-        await db.close()
+    C = competition.Contender  # noqa: N806
+    assert await contenders(cap=1) == {
+        C(a, 30.0, 2.0, 12, 5), C(b, mu, sigma, 0, 3), C(c, mu, sigma, 0, 1),
+        C(d, mu, sigma, 0, 1), C(e, mu, sigma, 0, 0), C(u, mu, sigma, 0, 0)}
+    assert await contenders(cap=2) == await contenders(cap=1) | {
+        C(f, mu, sigma, 0, 1), C(g, mu, sigma, 0, 0)}
+    # a played 13 games, more than the window holds: its oldest are left out
+    assert 10 < competition.RECENT_GAMES < 13
+    assert await db.read(functools.partial(
+            competition.recent_opponents, bot_ids=list(ids.values()))) == {
+        a: ((f,), (d, e), (c,), *((b,),) * 10)[:competition.RECENT_GAMES],
+        b: ((a,),) * 10, c: ((a,),), d: ((a, e),), e: ((a, d),), f: ((g,), (a,)),
+        g: ((f,),), u: ()}
 
 
 def reader(known: list[Candidate],
-           asked: list[int]) -> Callable[[list[int]], dict[int, frozenset[int]]]:
+           asked: list[int]) -> Callable[[list[int]], dict[int, History]]:
     """read_recent for choose_pairs_reading: the opponents in ``known``, noting who was
     asked about."""
-    def read(bot_ids: list[int]) -> dict[int, frozenset[int]]:
+    def read(bot_ids: list[int]) -> dict[int, History]:
         asked.extend(bot_ids)
         return {bot_id: known[bot_id].recent for bot_id in bot_ids}
     return read
@@ -246,11 +309,11 @@ def test_reading_opponents_on_demand_gives_the_same_pairs(
         known = [Candidate(bot_id, rng.choice([20.0, 25.0]) if clustered else rng.gauss(25, 5),
                            rng.choice([1.0, 8.0]) if clustered else rng.uniform(1, 8),
                            rng.randint(0, 2 if clustered else 50),
-                           frozenset(rng.sample(range(size), min(size, 3))),
+                           tuple((other,) for other in rng.sample(range(size), min(size, 3))),
                            rng.randint(0, 10))
                  for bot_id in range(size)]
         slots = rng.randint(1, size // 2 + 2)
-        unknown = [dataclasses.replace(bot, recent=frozenset()) for bot in known]
+        unknown = [dataclasses.replace(bot, recent=()) for bot in known]
         pairs = choose_pairs_reading(unknown, slots, reader(known, []))
         assert pairs == choose_pairs(known, slots), seed
 
@@ -258,8 +321,43 @@ def test_reading_opponents_on_demand_gives_the_same_pairs(
 def test_a_pass_reads_the_opponents_of_the_bots_it_reaches_only() -> None:
     rng = random.Random(1)
     known = [Candidate(bot_id, rng.gauss(25, 5), rng.uniform(1, 8), rng.randint(0, 50),
-                       frozenset(rng.sample(range(1000), 3))) for bot_id in range(1000)]
+                       tuple((other,) for other in rng.sample(range(1000), 3)))
+             for bot_id in range(1000)]
     asked: list[int] = []
-    unknown = [dataclasses.replace(bot, recent=frozenset()) for bot in known]
+    unknown = [dataclasses.replace(bot, recent=()) for bot in known]
     assert choose_pairs_reading(unknown, 32, reader(known, asked)) == choose_pairs(known, 32)
     assert len(asked) == ladder.READ_AHEAD * 32
+
+
+REFERENCE_BOTS = (("Perfect Polly", "perfect"), ("Perfect Pete", "perfect"),
+                  ("Random Rita", "random"), ("Random Rob", "random"))
+PASSES = 24
+
+
+async def test_the_reference_bots_spread_their_games(
+        make_arena: ArenaFactory, aiohttp_server: AiohttpServer) -> None:
+    """The tic-tac-toe reference bots of ``make run``, pass after pass: the two perfect
+    ones draw every game between them, so their ratings stay the closest, yet neither
+    plays most of its games against the other while the random ones are there (once
+    they met in nearly every game)."""
+    arena = await make_arena(max_games_per_bot=1)
+    for seed, (name, strategy) in enumerate(REFERENCE_BOTS):
+        server = await aiohttp_server(tictactoe.make_bot(strategy, seed=seed).make_app())
+        await arena.register(name, str(server.make_url("/rpc")))
+    await arena.settle()
+    for _ in range(PASSES):
+        assert len(await arena.platform.ladder.pass_once()) == 2
+        await arena.settle()
+    met = await arena.platform.db.fetchall(
+        "SELECT mine.name, theirs.name FROM seats AS me "
+        "JOIN seats AS other ON other.game_id = me.game_id AND other.bot_id != me.bot_id "
+        "JOIN bots AS mine ON mine.id = me.bot_id JOIN bots AS theirs ON theirs.id = other.bot_id "
+        "JOIN games ON games.id = me.game_id WHERE games.origin = 'LADDER'")
+    opponents = {name: Counter[str]() for name, _ in REFERENCE_BOTS}
+    for name, other in met:
+        opponents[name][other] += 1
+    for name, counts in opponents.items():
+        assert counts.total() == PASSES
+        assert max(counts.values()) <= PASSES / 2, (name, counts)
+    # they still meet: the closest ratings are worth some games
+    assert opponents["Perfect Pete"]["Perfect Polly"] >= PASSES / 6
