@@ -38,11 +38,24 @@ from merknera.scheduler.readiness import Readiness, ReadyService
 from merknera.scheduler.registration import Registrar
 from merknera.scheduler.slots import Slots
 from merknera.scheduler.tournaments import Director
+from merknera.scheduler.trials import Trials
 from merknera.seats import Carriers, HttpLine, JsonRpcCarrier, Notifier, Sockets, SquelchRestCarrier
 from merknera.seats.polled import PolledHolder
 from merknera.store import Database, ratings
 from merknera.store.db import redacted
-from merknera.web import admin, api, health, live, metrics, nodes, openapi, pages, play, site
+from merknera.web import (
+    admin,
+    api,
+    health,
+    live,
+    metrics,
+    nodes,
+    openapi,
+    pages,
+    play,
+    site,
+    trials,
+)
 from merknera.web.replays import Replays
 from merknera.work import Work
 
@@ -78,6 +91,8 @@ class Platform:
         self.ladder: Ladder
         self.discipline: Discipline
         self.tournaments: Director
+        self.trials: Trials
+        """Owners' challenges and duels."""
         self.leases: Leases
         """This node's game leases and heartbeat (set by :meth:`start`)."""
         self.coordinator: Coordinator | None = None
@@ -206,6 +221,7 @@ class Platform:
         self.ladder = Ladder(self._scheduler)
         self.discipline = Discipline(self._scheduler)
         self.tournaments = Director(self._scheduler)
+        self.trials = Trials(self._scheduler, self._registrar)
         self.battlebot.start(self._scheduler, self.discipline, self.guard)
         self._tables = Tables(self._scheduler, self.guests, self.work, self.guard.auth,
                               self.guard.refusals)
@@ -216,7 +232,8 @@ class Platform:
         self.coordinator = Coordinator(self._db, self.leases, presence, [
             Duty("the pinger", presence.start_pinging, presence.stop_pinging),
             Duty("tournaments", self.tournaments.start, self.tournaments.stop),
-            Duty("the ladder", self.ladder.start, self.ladder.stop)])
+            Duty("the ladder", self.ladder.start, self.ladder.stop),
+            Duty("challenges and duels", self.trials.start, self.trials.stop)])
         self.coordinator.start()
 
     @property
@@ -350,6 +367,7 @@ def build_app(config: Config, platform: Platform | None = None) -> web.Applicati
     app[admin.OPS_KEY] = lambda: platform
     app[live.EVENTS_KEY] = platform.events
     app[play.TABLES_KEY] = lambda: platform.tables
+    app[trials.TRIALS_KEY] = lambda: platform.trials
     app[metrics.METRICS_KEY] = platform.metrics
     app[metrics.NETWORKS_KEY] = config.metrics.ip_networks
     streams = app[live.STREAMS_KEY] = live.Streams()
@@ -384,6 +402,7 @@ def build_app(config: Config, platform: Platform | None = None) -> web.Applicati
     app.router.add_routes(nodes.routes)
     app.router.add_routes(pages.routes)
     app.router.add_routes(play.routes)
+    app.router.add_routes(trials.routes)
     app.router.add_routes(health.routes)
     app.router.add_routes(metrics.routes)
     return app
@@ -393,7 +412,7 @@ def _cross_site_rule(request: web.Request) -> crosssite.Body:
     """What the main site's state-changing routes take: JSON (Merknera's bots post ``/rpc``
     as ``application/json``, the play page its moves), or for the admin calls, whose body
     is optional, no body either."""
-    if request.path.startswith("/api/admin/"):
+    if request.path.startswith(("/api/admin/", "/api/duels/")):
         return crosssite.Body.JSON_OR_NONE
     return crosssite.Body.JSON
 

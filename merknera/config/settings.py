@@ -190,10 +190,20 @@ class SchedulingSettings(Settings):
     max_games_per_owner: int = setting(0, "Games one owner's bots may be in at once (fair "
                                        "share); 0 = a quarter of concurrency.",
                                        bound=NOT_NEGATIVE)
+    trial_share: float = setting(0.25, "Share of concurrency that challenges and duels may "
+                                 "take (their games wait beyond it; at least 2 games).",
+                                 bound=Bound(least=0, most=1))
+    max_challenges_per_owner: int = setting(10, "Challenges one owner may ask for in an hour.",
+                                            bound=AT_LEAST_ONE)
     fault_window: int = setting(10, "The last games of a bot that the fault rule looks at.",
                                 bound=AT_LEAST_ONE)
     fault_share: float = setting(0.5, "Share of those games with a fault of the bot's own "
                                  "that disables it (0 = never).", bound=Bound(least=0, most=1))
+
+    @property
+    def trial_places(self) -> int:
+        """Games of challenges and duels in play at once, at most (on the arena)."""
+        return max(2, int(self.concurrency * self.trial_share))
 
     @property
     def owner_share(self) -> int:

@@ -185,9 +185,10 @@ class Presence:
     # -- liveness ---------------------------------------------------------------------------
 
     def online_bots(self, game: str) -> list[int]:
-        """The ids of the current bots of a game believed online."""
+        """The ids of the current bots of a game believed online that games may be made
+        for (candidate versions play only their challenges and duels)."""
         return [bot_id for bot_id, entry in self._bots.items()
-                if entry.bot.game == game and entry.online.is_set()]
+                if entry.bot.game == game and entry.online.is_set() and not entry.bot.candidate]
 
     def restored(self, bot: Bot) -> None:
         """A disabled bot was enabled again: ping it and play it once it answers."""
@@ -349,4 +350,4 @@ class Presence:
 
 def _registration(bot: Bot) -> tuple[object, ...]:
     """What a registration changes about a bot: how it is reached and what it is called."""
-    return (bot.name, bot.version, bot.endpoint, bot.secret, bot.protocol)
+    return (bot.name, bot.version, bot.endpoint, bot.secret, bot.protocol, bot.candidate)

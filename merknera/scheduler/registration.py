@@ -6,6 +6,7 @@ stores nothing.  The messages are Merknera's (docs/bots/protocol.md section 2).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import secrets
@@ -93,6 +94,9 @@ class RegistrationRequest:
     description: str = ""
     protocol: BotProtocol = BotProtocol.JSONRPC
     """How the platform is to call the bot (``rpcendpoint`` is a base URL for REST)."""
+    candidate: bool = False
+    """A version on trial: it supersedes no version and plays only challenges and duels
+    (docs/bots/protocol.md section 8)."""
 
     @classmethod
     def from_params(cls, params: JSONObject, *, socket: bool = False) -> RegistrationRequest:
@@ -157,7 +161,13 @@ class RegistrationRequest:
                 jsonrpc.INVALID_PARAMS,
                 f'A bot of protocol "{spoken.value}" connects to the platform and registers '
                 "at its Battlebot listener, not here (see the README)")
-        return cls(**values, protocol=spoken)
+        candidate = params.get("candidate", False)
+        if not isinstance(candidate, bool):
+            raise RegistrationError(
+                jsonrpc.INVALID_PARAMS,
+                f'The param "candidate" must be true or false, got '
+                f'{excerpt(strict_json.dumps(candidate).decode(), 60)!r}')
+        return cls(**values, protocol=spoken, candidate=candidate)
 
 
 @dataclass(frozen=True)
@@ -278,11 +288,25 @@ class Registrar:
             raise
         if taken and not done.created:
             self._registrations.refund(key)
-        arena.presence.retired(done.retired)
-        arena.presence.registered(done.bot)
+        await self._settle(done)
+        return Enrolment(done.bot, {"message": done.message, "secret": done.bot.secret})
+
+    async def make_current(self, bot: Bot) -> Bot:
+        """A candidate version becomes its name's current version (a duel's promotion):
+        the others are superseded and its registration round robin begins; the version
+        as it is now."""
+        settings = self._arena.new_game_settings(bot.game)
+        done = await self._arena.db.transaction(
+            lambda conn: make_current_in(conn, bot, settings))
+        await self._settle(done)
+        return done.bot
+
+    async def _settle(self, done: _Registered) -> None:
+        """What a registration's transaction did, told to the presence and the scheduler."""
+        self._arena.presence.retired(done.retired)
+        self._arena.presence.registered(done.bot)
         await self._scheduler.cancel(done.superseded_games)
         self._scheduler.submit(done.new_games)
-        return Enrolment(done.bot, {"message": done.message, "secret": done.bot.secret})
 
     async def _user_of(self, token: str) -> users.User | None:
         """The user of ``token``: from the tokens found good lately, else read."""
@@ -344,6 +368,14 @@ def _register(conn: Connection, request: RegistrationRequest, game: AnyGame,
         # Names registered before these rules keep working; new ones must pass them.
         _check_new_name(conn, _checked(check_bot_name, name), user, max_names)
     same = next((b for b in existing if b.version == version), None)
+    if same is not None and same.candidate and not request.candidate:
+        return _make_current(conn, _reregister(conn, same, request, meta), game, stamp,
+                             settings, round_robin=round_robin)
+    if same is not None and request.candidate and not same.candidate:
+        raise RegistrationError(
+            jsonrpc.NOT_ALLOWED,
+            f'"{name}" (version: {version}) is a current version already; a candidate is a '
+            "new version")
     if same is not None:
         bot = _reregister(conn, same, request, meta)
         return _Registered(bot, (
@@ -361,26 +393,61 @@ def _register(conn: Connection, request: RegistrationRequest, game: AnyGame,
             jsonrpc.NOT_ALLOWED,
             f'"{name}" was disabled by an admin ({banned.disabled_reason}); no new version '
             "of it may be registered until an admin enables it")
-    retired = [b.id for b in existing if b.status is not BotStatus.SUPERSEDED]
-    superseded_games = bots.supersede(conn, name) if existing else []
+    bot = bots.insert(conn, name=name, version=version, game=game.mnemonic, user_id=user.id,
+                      meta=meta, secret=secret, candidate=request.candidate)
+    if request.candidate:
+        logs.add(conn, bot.id, f"Registered {name} (version: {version}) as a candidate")
+        current = next((b.version for b in existing if not b.candidate
+                        and b.status is not BotStatus.SUPERSEDED), None)
+        kept = f"; version {current} stays current" if current is not None else ""
+        return _Registered(bot, (
+            f"Hello, {name} (version: {version}), candidate for {game.name}: it plays only "
+            f"challenges and duels{kept}"), [], [], [])
+    logs.add(conn, bot.id, f"Registered {name} (version: {version})")
+    done = _make_current(conn, bot, game, stamp, settings, fresh=True,
+                         round_robin=round_robin)
+    message = (f"Hello, {name} (version: {version}), good luck with {game.name}!"
+               if not existing else
+               f"A new version of your bot has been registered as {name} "
+               f"(version: {version}), good luck with {game.name}!")
+    return dataclasses.replace(done, message=message)
+
+
+def make_current_in(conn: Connection, bot: Bot, settings: dict[str, JSON]) -> _Registered:
+    """A candidate version becomes its name's current version (a duel's promotion), inside
+    a write transaction: :func:`_make_current`."""
+    conn.dialect.serialize(conn, REGISTRATION_LOCK)
+    return _make_current(conn, bot, get_game(bot.game), now(), settings)
+
+
+def _make_current(conn: Connection, bot: Bot, game: AnyGame, stamp: str,
+                  settings: dict[str, JSON], *, fresh: bool = False,
+                  round_robin: bool = True) -> _Registered:
+    """``bot`` (just inserted, ``fresh``, or a candidate) becomes its name's current
+    version: the other versions but candidates are superseded and their unfinished games
+    end without a result, and its registration round robin is scheduled."""
+    name, version = bot.name, bot.version
+    others = [b for b in bots.by_name(conn, name) if b.id != bot.id]
+    retired = [b.id for b in others if b.status is not BotStatus.SUPERSEDED and not b.candidate]
+    superseded_games = bots.supersede(conn, name, keep=bot.id) if others else []
     ended = Outcome.no_result(Termination.SUPERSEDED,
-                              f'a new version of "{name}" ({version}) was registered')
+                              f'a new version of "{name}" ({version}) was registered'
+                              if fresh else f'version {version} of "{name}" was made current')
     for game_id in superseded_games:
         lines = [(bot_id, f"Game ended without a result (gameId: {game_id}): {ended.detail}")
                  for bot_id in games.seated(conn, game_id)]
         games.finish_in(conn, game_id, ended, None, lines, stamp)
     for old in retired:
         logs.add(conn, old, f"Superseded by version {version}")
-    bot = bots.insert(conn, name=name, version=version, game=game.mnemonic, user_id=user.id,
-                      meta=meta, secret=secret)
-    logs.add(conn, bot.id, f"Registered {name} (version: {version})")
+    if not fresh:
+        bots.make_current(conn, bot.id)
+        logs.add(conn, bot.id, f"Made current: {name} (version: {version})")
+        bot = dataclasses.replace(bot, candidate=False)
     new_games = (_schedule_round_robin(conn, bot, game.max_seats, settings)
                  if round_robin else [])
-    message = (f"Hello, {name} (version: {version}), good luck with {game.name}!"
-               if not existing else
-               f"A new version of your bot has been registered as {name} "
-               f"(version: {version}), good luck with {game.name}!")
-    return _Registered(bot, message, new_games, superseded_games, retired)
+    return _Registered(bot, (f"Hello, {name}. The candidate version {version} is now the "
+                             f"current version, good luck with {game.name}!"),
+                       new_games, superseded_games, retired)
 
 
 def _checked(check: Callable[[str], T], text: str) -> T:

@@ -70,7 +70,7 @@ def plan_entrants(conn: Connection, game: str, fmt: str, rounds: int,
         raise ValueError(f'unknown format "{fmt}"; use round-robin or swiss')
     current = {row[0] for row in conn.execute(
         "SELECT id FROM bots WHERE game = ? AND status IN ('ONLINE', 'OFFLINE') "
-        "AND protocol != 'guest'", (game,))}
+        "AND protocol != 'guest' AND candidate = 0", (game,))}
     chosen = sorted(current) if bot_ids is None else list(dict.fromkeys(bot_ids))
     strangers = [bot_id for bot_id in chosen if bot_id not in current]
     if strangers:

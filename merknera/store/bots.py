@@ -48,6 +48,9 @@ class Bot:
     """How the platform reaches the bot (its carrier: :mod:`merknera.seats`)."""
     self_name: str | None = None
     """The name the bot gives itself, where its protocol asks (Squelch's ``/bot/info``)."""
+    candidate: bool = False
+    """A version on trial: it superseded no version and plays only challenges and duels
+    until it is made current."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,7 @@ def bot_from_row(row: Row) -> Bot:
         status=BotStatus(row["status"]), secret=row["secret"], created_at=row["created_at"],
         last_seen_at=row["last_seen_at"], disabled_by=row["disabled_by"],
         disabled_reason=row["disabled_reason"], protocol=BotProtocol(row["protocol"]),
-        self_name=row["self_name"],
+        self_name=row["self_name"], candidate=bool(row["candidate"]),
     )
 
 
@@ -101,16 +104,17 @@ def names_of(conn: Connection, user_id: int) -> int:
 
 def insert(conn: Connection, *, name: str, version: str, game: str,
            user_id: int, meta: BotMetadata, secret: str,
-           status: BotStatus = BotStatus.ONLINE) -> Bot:
+           status: BotStatus = BotStatus.ONLINE, candidate: bool = False) -> Bot:
     """Add a new bot version, online unless told otherwise (inside a write transaction)."""
     stamp = now()
     cursor = conn.execute(
         "INSERT INTO bots (name, name_key, name_shape, version, game, user_id, endpoint, "
         "language, website, description, protocol, status, secret, created_at, "
-        "last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        "last_seen_at, candidate) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "RETURNING id",
         (name, name_key(name), name_shape(name), version, game, user_id, meta.endpoint,
          meta.language, meta.website, meta.description, meta.protocol.value, status.value,
-         secret, stamp, stamp if status is BotStatus.ONLINE else None))
+         secret, stamp, stamp if status is BotStatus.ONLINE else None, int(candidate)))
     bot_id = int(cursor.fetchone()[0])
     assert bot_id is not None
     return _reread(conn, bot_id)
@@ -123,9 +127,15 @@ def set_secret(conn: Connection, bot_ids: Sequence[int], secret: str) -> None:
 
 
 def _reread(conn: Connection, bot_id: int) -> Bot:
+    found = by_id(conn, bot_id)
+    assert found is not None
+    return found
+
+
+def by_id(conn: Connection, bot_id: int) -> Bot | None:
+    """One bot version by id."""
     row = conn.execute(f"{_SELECT} WHERE bots.id = ?", (bot_id,)).fetchone()
-    assert row is not None
-    return bot_from_row(row)
+    return None if row is None else bot_from_row(row)
 
 
 def update_registration(conn: Connection, bot_id: int, meta: BotMetadata) -> Bot:
@@ -142,23 +152,32 @@ def update_registration(conn: Connection, bot_id: int, meta: BotMetadata) -> Bot
     return _reread(conn, bot_id)
 
 
-def supersede(conn: Connection, name: str) -> list[int]:
-    """Mark every version of ``name`` superseded; returns the ids of their unfinished games
-    (which the caller ends)."""
+def supersede(conn: Connection, name: str, keep: int | None = None) -> list[int]:
+    """Mark every version of ``name`` superseded but its candidates (and ``keep``, a
+    candidate being made current); returns the ids of their unfinished games (which the
+    caller ends)."""
     game_ids = [row[0] for row in conn.execute(
         "SELECT DISTINCT games.id FROM games JOIN seats ON seats.game_id = games.id "
-        "JOIN bots ON bots.id = seats.bot_id "
-        "WHERE bots.name = ? AND games.status != 'FINISHED' ORDER BY games.id", (name,))]
-    conn.execute("UPDATE bots SET status = 'SUPERSEDED' WHERE name = ? AND status != 'SUPERSEDED'",
-                 (name,))
+        "JOIN bots ON bots.id = seats.bot_id WHERE bots.name = ? AND bots.candidate = 0 "
+        "AND bots.id IS DISTINCT FROM ? AND games.status != 'FINISHED' ORDER BY games.id",
+        (name, keep))]
+    conn.execute("UPDATE bots SET status = 'SUPERSEDED' WHERE name = ? AND candidate = 0 "
+                 "AND id IS DISTINCT FROM ? AND status != 'SUPERSEDED'", (name, keep))
     return game_ids
 
 
+def make_current(conn: Connection, bot_id: int) -> None:
+    """A candidate version becomes the current one (its name's others are superseded by
+    the caller, :func:`supersede`)."""
+    conn.execute("UPDATE bots SET candidate = 0 WHERE id = ?", (bot_id,))
+
+
 def opponents(conn: Connection, game: str, exclude_name: str) -> list[Bot]:
-    """Every other current bot of a game stored as online, by id."""
+    """Every other current bot of a game stored as online (no candidate), by id."""
     cursor = conn.execute(
         f"{_SELECT} WHERE bots.game = ? AND bots.status = 'ONLINE' AND bots.name != ? "
-        "AND bots.protocol != 'guest' ORDER BY bots.id", (game, exclude_name))
+        "AND bots.protocol != 'guest' AND bots.candidate = 0 ORDER BY bots.id",
+        (game, exclude_name))
     return [bot_from_row(row) for row in cursor]
 
 

@@ -48,6 +48,7 @@ _CONTENDERS = """
 WITH busy(bot_id) AS (
     SELECT seats.bot_id FROM games JOIN seats ON seats.game_id = games.id
     WHERE games.status IN ('PENDING', 'RUNNING') AND games.handle IS NULL
+      AND games.origin NOT IN ('CHALLENGE', 'DUEL')
     GROUP BY seats.bot_id HAVING COUNT(*) >= :cap)
 SELECT wanted.value,
        COALESCE(ratings.mu, :mu), COALESCE(ratings.sigma, :sigma),
@@ -64,7 +65,8 @@ def contenders(conn: Connection, bot_ids: Sequence[int],
                cap: int) -> list[Contender]:
     """Those of the bots with fewer than ``cap`` unfinished games, with their ratings and
     first seats.  Games that people started at a gateway (those with a handle) do not
-    count: a person's idle boards against a bot must not keep it out of the ladder."""
+    count: a person's idle boards against a bot must not keep it out of the ladder; nor do
+    challenges and duels, which have places of their own."""
     query = _CONTENDERS.format(wanted=conn.dialect.ids(":bot_ids"))
     return [Contender(*row) for row in conn.execute(query, {
         "bot_ids": json.dumps(list(bot_ids)), "cap": cap, "mu": DEFAULT.mu,

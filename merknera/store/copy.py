@@ -20,12 +20,14 @@ from merknera.store import node_lock, ratings
 from merknera.store.db import Database, StoreError, redacted
 from merknera.store.postgres import PgConnection, PostgresDialect, connect_sync, value
 
-TABLES = ("users", "tokens", "bots", "tournaments", "games", "seats", "moves", "bot_log",
+TABLES = ("users", "tokens", "bots", "tournaments", "challenges", "duels", "games", "seats",
+          "moves", "bot_log",
           "ratings", "rating_history", "rating_queue", "tournament_entrants", "tournament_byes",
           "nodes")
 """Every table of the store, each after the tables its rows refer to."""
 
-IDENTITIES = ("users", "tokens", "bots", "tournaments", "games", "moves", "bot_log")
+IDENTITIES = ("users", "tokens", "bots", "tournaments", "challenges", "duels", "games", "moves",
+              "bot_log")
 """Tables whose ``id`` PostgreSQL generates."""
 
 _HISTORY = "SELECT * FROM rating_history ORDER BY game_id, bot_id"

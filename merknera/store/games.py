@@ -107,9 +107,12 @@ def create_many(conn: Connection, game: str, seatings: Sequence[tuple[int, Seque
                 settings: dict[str, JSON] | None = None, *, origin: str = "REGISTRATION",
                 tournament_id: int | None = None, round_number: int | None = None,
                 contest: str | None = None, handle: str | None = None, rated: bool = True,
-                lease: tuple[str, float] | None = None) -> list[int]:
+                lease: tuple[str, float] | None = None, challenge_id: int | None = None,
+                duel_id: int | None = None, pairs: Sequence[int] | None = None) -> list[int]:
     """:func:`create` for several games alike but for their ``(seed, bot_ids)``; their ids,
-    in the order given.
+    in the order given.  A challenge's or a duel's games (``challenge_id``, ``duel_id``)
+    carry their pair's number (``pairs``, one per game: a pair is two games of one seed,
+    seats swapped).
 
     One statement per game and one for all their seats (a newcomer's round robin is two
     games per opponent): each statement is a trip into SQLite that must take the GIL back
@@ -123,12 +126,14 @@ def create_many(conn: Connection, game: str, seatings: Sequence[tuple[int, Seque
         raise ValueError("a gateway's handle names one game")
     node, until = lease or (None, None)
     stored_settings, stamp = json.dumps(settings or {}), now()
+    numbers = list(pairs) if pairs is not None else [None] * len(seatings)
     ids = [int(conn.execute(
         "INSERT INTO games (game, seed, settings, created_at, origin, tournament_id, round, "
-        "contest, handle, rated, node, lease_until) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        "contest, handle, rated, node, lease_until, challenge_id, duel_id, pair) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         (game, seed, stored_settings, stamp, origin, tournament_id, round_number, contest,
-         handle, int(rated), node, until)).fetchone()[0]) for seed, _ in seatings]
+         handle, int(rated), node, until, challenge_id, duel_id, pair)).fetchone()[0])
+        for (seed, _), pair in zip(seatings, numbers, strict=True)]
     conn.executemany(
         "INSERT INTO seats (game_id, seat, bot_id) VALUES (?, ?, ?)",
         [(game_id, seat, bot_id) for game_id, (_, bot_ids) in zip(ids, seatings, strict=True)

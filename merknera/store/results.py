@@ -20,7 +20,7 @@ from merknera.work import UNLIMITED, Deadline
 _BOT_COLUMNS = (
     "bots.id, bots.name, bots.version, bots.game, users.name AS owner, bots.status, "
     "bots.language, bots.website, bots.description, bots.created_at, bots.last_seen_at, "
-    "bots.protocol, bots.self_name, "
+    "bots.protocol, bots.self_name, bots.candidate, "
     "COUNT(seats.game_id) AS played, "
     "COUNT(CASE WHEN seats.result = 'WIN' THEN 1 END) AS won, "
     "COUNT(CASE WHEN seats.result = 'DRAW' THEN 1 END) AS drawn, "
@@ -61,6 +61,7 @@ def _bot(row: Row) -> dict[str, Any]:
     bot = _dict(row)
     for column in ("rating_mu", "rating_sigma", "rated_games"):
         del bot[column]
+    bot["candidate"] = bool(row["candidate"])
     bot["score"] = score(row["won"], row["drawn"], row["played"])
     bot["rating"] = rating_json(_rating(row), row["rated_games"])
     return bot
@@ -159,10 +160,10 @@ async def list_games(db: Database, query: GameFilter) -> list[dict[str, Any]]:
         where.append("games.id < ?")
         params.append(query.before)
     rows = await db.fetchall(
-        "SELECT id, game, status, outcome, reason, detail, created_at, started_at, finished_at "
-        f"FROM games WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?",
+        "SELECT id, game, status, outcome, reason, detail, created_at, started_at, finished_at, "
+        f"origin, rated FROM games WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?",
         (*params, query.limit))
-    found = [_dict(row) for row in rows]
+    found = [{**_dict(row), "rated": bool(row["rated"])} for row in rows]
     if found:
         seats = await _seats(db, [g["id"] for g in found])
         for game in found:

@@ -121,12 +121,12 @@ async def bot_log(request: web.Request) -> web.Response:
             text=error_text("send your token as Authorization: Bearer <token>"),
             content_type="application/json", headers={"WWW-Authenticate": "Bearer"})
     # The token first: a wrong one learns nothing, not even whether the bot exists.
-    viewer = await _viewer(request, refusal="only the bot's owner may read its log")
+    asking = await viewer(request, refusal="only the bot's owner may read its log")
     db = request.app[DB_KEY]()
     bot = await bot_store.get(db, bot_id)
     if bot is None:
         raise _not_found(f"no bot with id {bot_id}")
-    if viewer.user_id != bot.user_id:
+    if asking.user_id != bot.user_id:
         raise web.HTTPForbidden(text=error_text("only the bot's owner may read its log"),
                                 content_type="application/json")
     limit = LOG_LIMIT.read(request)
@@ -161,8 +161,8 @@ class Viewer:
         return self.admin or (self.user_id is not None and self.user_id == owner_id)
 
 
-async def _viewer(request: web.Request,
-                  refusal: str = "that token is not a current token") -> Viewer:
+async def viewer(request: web.Request,
+                 refusal: str = "that token is not a current token") -> Viewer:
     """The viewer a request's token makes it (anybody without one).
 
     A wrong token is answered 403 with ``refusal``, and counts against the client: one
@@ -211,13 +211,13 @@ async def game_detail(request: web.Request) -> web.StreamResponse:
     game_id = _path_id(request)
     after, limit = MOVES_AFTER.read(request), MOVES_LIMIT.read(request)
     assert after is not None
-    viewer = await _viewer(request)
+    asking = await viewer(request)
     db = request.app[DB_KEY]()
     calls_of = None
-    if not viewer.admin:
+    if not asking.admin:
         owners = await seat_owners(db, game_id)
         calls_of = frozenset(seat for seat, owner in owners.items()
-                             if viewer.sees_calls_of(owner))
+                             if asking.sees_calls_of(owner))
     try:
         size = None if calls_of == frozenset() else await db.read(functools.partial(
             calls_size, game_id=game_id, calls_of=calls_of, most_chars=ANSWER_BODY_CHARS,
@@ -228,7 +228,7 @@ async def game_detail(request: web.Request) -> web.StreamResponse:
             stored = await db.read(read)  # no bodies, or short ones: a short read
             if stored is None:
                 raise _not_found(f"no game with id {game_id}")
-            made = functools.partial(_game_json, stored, viewer.admin)
+            made = functools.partial(_game_json, stored, asking.admin)
             if len(stored.move_rows) <= INLINE_CALLS:
                 return await send(request, made(UNLIMITED), charset="utf-8")
             async with request.app[WORK_KEY].place(_client(request)) as place:
@@ -238,7 +238,7 @@ async def game_detail(request: web.Request) -> web.StreamResponse:
                 stored = await db.read(read)
             if stored is None:
                 raise _not_found(f"no game with id {game_id}")
-            made = functools.partial(_game_json, stored, viewer.admin)
+            made = functools.partial(_game_json, stored, asking.admin)
             return await send(request, await place.run(made), charset="utf-8")
     except BodiesTooLongError as exc:
         raise web.HTTPUnprocessableEntity(text=error_text(str(exc)),

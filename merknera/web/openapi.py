@@ -59,6 +59,7 @@ _API_REFUSALS = {400: "A query value is not usable", 401: "No token was sent",
             403: "The token may not do this, or its user is suspended; or (a call without a "
                  "body) a page of another origin sent it (Origin)", 404: "No such id",
             409: "The change is not possible now",
+            413: "The body is larger than the call takes",
             415: "A body not typed application/json (Content-Type; a call without a body "
                  "is fine)",
             422: "The terms are well formed but cannot be met (see the summary)",
@@ -118,6 +119,8 @@ REPLAY = _operation_id("get", "/api/games/{id}/replay")
 LIVE = _operation_id("get", "/api/games/{id}/live")
 HEAD_TO_HEAD = _operation_id("get", "/api/head-to-head")
 TOURNAMENT = _operation_id("get", "/api/tournaments/{id}")
+CHALLENGE = _operation_id("get", "/api/challenges/{id}")
+DUEL = _operation_id("get", "/api/duels/{id}")
 PLAY_STATUS = _operation_id("get", "/api/play/{token}")
 PLAY_MOVE = _operation_id("post", "/api/play/{token}/moves")
 DISABLE = _operation_id("post", "/api/admin/bots/{id}/disable")
@@ -176,6 +179,22 @@ def _admin(summary: str, *, method: str = "post", body: JSONSchema | None = None
 
 
 
+def _owned(summary: str, *, body: JSONSchema | None, parameters: list[JSONSchema] | None = None,
+           created: bool = False, links: JSONSchema | None = None) -> JSONSchema:
+    """An operation an owner asks for with their API token."""
+    done = _linked(_ok("Done", {"type": "object"}), links)
+    if created:
+        done = {"201": {**done["200"], "description": "Created"}}
+    refusals = (400, 401, 403, 404, 409, *((413, 415) if body is not None else ()), 429, 503)
+    operation: JSONSchema = {
+        "summary": summary, "tags": ["challenges"], "security": [{"owner": []}],
+        "parameters": parameters or [], "responses": {**done, **_errors(*refusals)}}
+    if body is not None:
+        operation["requestBody"] = {"required": True,
+                                    "content": {"application/json": {"schema": body}}}
+    return operation
+
+
 _REASON: JSONSchema = {"type": "object", "properties": {
     "reason": {"type": "string", "description": "Why (kept to 500 characters; shown to the "
                                                 "owner)"}}}
@@ -194,8 +213,8 @@ DOCUMENT = document(
     "The results API of a Merknera arena: bots, games with their move logs and replays, "
     "ratings, tournaments, live events, and the admin calls. Bots speak JSON-RPC at POST "
     "/rpc (see /protocol).",
-    tags=[{"name": "results"}, {"name": "live"}, {"name": "play"}, {"name": "admin"},
-             {"name": "nodes"}],
+    tags=[{"name": "results"}, {"name": "live"}, {"name": "play"}, {"name": "challenges"},
+          {"name": "admin"}, {"name": "nodes"}],
     components={
         "schemas": SCHEMAS,
         "securitySchemes": {
@@ -374,6 +393,37 @@ DOCUMENT = document(
             parameters=[{"name": "board", "in": "path", "required": True,
                          "schema": {"type": "string", "format": "uuid"}}],
             errors=(404,), tag="play"),
+        "/api/challenges": {"post": _owned(
+            "Ask for unrated games between a bot of yours and another bot online (paired: "
+            "one seed, seats swapped); 409: the opponent is offline", created=True,
+            body={"type": "object", "required": ["bot", "opponent"], "properties": {
+                "bot": {"type": "string"}, "version": {"type": "string"},
+                "opponent": {"type": "string"},
+                "games": {"type": "integer", "minimum": 1, "maximum": 100, "default": 2}}},
+            links={"challenge": _link(CHALLENGE, id="$response.body#/id")})},
+        "/api/challenges/{id}": _get(
+            "A challenge: its status, games, and the challenger's wins, draws, losses",
+            _ok("The challenge", {"type": "object"}), parameters=[_ID], errors=(404,),
+            tag="challenges"),
+        "/api/duels": {"post": _owned(
+            "Start a duel: game pairs between a candidate and a baseline version of a bot "
+            "of yours until a sequential probability ratio test decides", created=True,
+            body={"type": "object", "required": ["bot", "candidate"], "properties": {
+                "bot": {"type": "string"}, "candidate": {"type": "string"},
+                "baseline": {"type": "string"}, "elo0": {"type": "number", "default": 0},
+                "elo1": {"type": "number", "default": 5},
+                "alpha": {"type": "number", "default": 0.05},
+                "beta": {"type": "number", "default": 0.05},
+                "max_pairs": {"type": "integer", "minimum": 1, "default": 1000}}},
+            links={"duel": _link(DUEL, id="$response.body#/id")})},
+        "/api/duels/{id}": {
+            **_get("A duel: pairs, the test's LLR and bounds, the Elo estimate and interval",
+                   _ok("The duel", {"type": "object"}), parameters=[_ID], errors=(404,),
+                   tag="challenges"),
+            "delete": _owned("Stop a duel of yours", parameters=[_ID], body=None)},
+        "/api/duels/{id}/promote": {"post": _owned(
+            "Make a duel's candidate the current version of its bot", parameters=[_ID],
+            body=None)},
         "/api/admin/bots/{id}/disable": _admin(
             "Take a bot out of play", parameters=[_ID], body=_REASON, body_required=False),
         "/api/admin/bots/{id}/enable": _admin("Put a disabled bot back", parameters=[_ID]),

@@ -40,6 +40,8 @@ SCHEMAS: dict[str, JSONSchema] = {
                      "description": "how the platform calls the bot"},
         "self_name": {"type": ["string", "null"],
                       "description": "the name the bot gives itself (Squelch's /bot/info)"},
+        "candidate": {"type": "boolean",
+                      "description": "a version on trial: it plays only challenges and duels"},
         "last_seen_at": {"type": ["string", "null"]}, "played": {"type": "integer"},
         "won": {"type": "integer"}, "drawn": {"type": "integer"}, "lost": {"type": "integer"},
         "score": {"type": "number", "description": "percent: a win 1, a draw 1/2"},
@@ -59,6 +61,12 @@ SCHEMAS: dict[str, JSONSchema] = {
         "reason": {"type": ["string", "null"]}, "detail": {"type": ["string", "null"]},
         "created_at": {"type": "string"}, "started_at": {"type": ["string", "null"]},
         "finished_at": {"type": ["string", "null"]},
+        "origin": {"type": "string", "enum": ["REGISTRATION", "LADDER", "TOURNAMENT", "MATCH",
+                                              "CHALLENGE", "DUEL"],
+                   "description": "What made the game: a registration's round robin, the "
+                                  "ladder, a tournament, a gateway's match, a challenge, a "
+                                  "duel"},
+        "rated": {"type": "boolean", "description": "Whether it changes ratings"},
         "seats": {"type": "array", "items": ref("Seat")}}},
     "Move": {"type": "object", "description": "One call for a move: a move or a fault",
              "properties": {

@@ -17,7 +17,7 @@ from merknera.games import Outcome, Termination
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.protocol.faults import FaultKind
 from merknera.scheduler.leases import Leases
-from merknera.store import Database, games, logs, results, users
+from merknera.store import Database, games, logs, results, trials, users
 from merknera.store import bots as bot_store
 from merknera.store import ratings as rating_store
 from merknera.store import tournaments as tournament_store
@@ -31,6 +31,7 @@ ORDER = {
     "seats": "game_id, seat", "moves": "id", "bot_log": "id", "ratings": "bot_id",
     "rating_history": "game_id, bot_id", "tournament_entrants": "tournament_id, bot_id",
     "tournament_byes": "tournament_id, round", "nodes": "id", "rating_queue": "game_id",
+    "challenges": "id", "duels": "id",
 }
 """Every table of the store and the key its rows are read in (integers, or node ids that
 sort alike in any collation)."""
@@ -150,6 +151,22 @@ async def _populate(db: Database) -> Populated:
                [move(1, 0, {"position": 2})], Outcome.win(1, 2, "crosses won"),
                origin="TOURNAMENT", tournament_id=tournament, round_number=1)
     await db.transaction(lambda conn: tournament_store.finish(conn, tournament))
+
+    # A challenge's pair, and a candidate version's duel with a pair.
+    bots["candidate"] = await db.transaction(lambda conn: bot_store.insert(
+        conn, name="noughts", version="3-rc", game="TICTACTOE", user_id=alice.id,
+        meta=bot_store.BotMetadata("http://127.0.0.1:9/rpc"), secret="s", candidate=True).id)
+    challenge = await db.transaction(lambda conn: trials.create_challenge(
+        conn, alice.id, bots["new"], bots["crosses"], 2))
+    paired = await db.transaction(lambda conn: trials.add_pair(
+        conn, "TICTACTOE", 11, bots["new"], bots["crosses"], 0, {}, challenge_id=challenge))
+    made["challenge"], made["challenge, seats swapped"] = paired
+    duel = await db.transaction(lambda conn: trials.create_duel(
+        conn, alice.id, bots["candidate"], bots["new"], trials.DuelTerms(elo1=10.5)))
+    made["duel"], made["duel, seats swapped"] = await db.transaction(
+        lambda conn: trials.add_pair(conn, "TICTACTOE", 12, bots["candidate"], bots["new"], 0,
+                                     {}, duel_id=duel))
+    await db.transaction(lambda conn: trials.end_duel(conn, duel, "STOPPED", None))
 
     # A node that played, stopped cleanly, and one that died holding a running game.
     stopped = Leases(db, "node-a", "http://127.0.0.1:8001", 15.0)
@@ -285,8 +302,13 @@ async def new_rows_follow(db: Database, arena: Populated) -> None:
         conn, "TICTACTOE", 9, [bot.id, arena.bots["crosses"]]))
     assert await games.record_moves(db, game_id, [games.LoggedCall(1, 0, {"position": 4})])
     await logs.write(db, bot.id, "registered", game_id)
+    challenge = await db.transaction(lambda conn: trials.create_challenge(
+        conn, user.id, bot.id, arena.bots["crosses"], 1))
+    duel = await db.transaction(lambda conn: trials.create_duel(
+        conn, user.id, bot.id, arena.bots["crosses"], trials.DuelTerms()))
     made = {
         "users": user.id, "bots": bot.id, "tournaments": tournament, "games": game_id,
+        "challenges": challenge, "duels": duel,
         "tokens": await db.fetchval("SELECT id FROM tokens WHERE user_id = ?", (user.id,)),
         "moves": await db.fetchval("SELECT id FROM moves WHERE game_id = ?", (game_id,)),
         "bot_log": await db.fetchval("SELECT id FROM bot_log WHERE bot_id = ?", (bot.id,)),

@@ -74,6 +74,21 @@ async def test_a_hostile_bot_shows_as_text_and_its_owner_reads_its_log(
     await expect(page.page.locator("#log-entries li").first).to_be_visible()
     await expect(page.page.locator("#log-entries")).to_contain_text("Registered")
     await page.shot("bot-hostile")
+    # Signed in, the owner may challenge another bot: refused while it is offline, asked
+    # for once it is online.
+    opponent = next(bot for bot in bots if bot["name"] != HOSTILE_NAME)
+    await expect(page.page.locator("#challenge-form")).to_be_visible()
+    page.allowed.append("409")
+    await page.page.fill("#challenge-opponent", opponent["name"])
+    await page.page.fill("#challenge-games", "3")
+    await page.page.click("#challenge-form button[type=submit]")
+    await expect(page.page.locator("#challenge-status")).to_contain_text("is offline")
+    site.platform.scheduler.arena.presence.heard(opponent["id"])
+    await page.page.click("#challenge-form button[type=submit]")
+    await expect(page.page.locator("#challenge-status")).to_contain_text(
+        f"3 games against {opponent['name']}")
+    await page.page.click("#log-signout")
+    await expect(page.page.locator("#challenge-form")).to_be_hidden()
     # The leaderboard and the home page show the name as text too.
     for path in ("/leaderboard/TICTACTOE", "/"):
         await page.page.goto(site.at(path))

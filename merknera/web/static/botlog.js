@@ -40,6 +40,7 @@
         }
         sessionStorage.setItem(KEY, token);
         signout.hidden = false;
+        challenge.hidden = false;
         status.textContent = reply.body.log.length + " entries, newest first.";
         reply.body.log.forEach(function (entry) {
           var item = document.createElement("li");
@@ -58,6 +59,42 @@
       .catch(function () { status.textContent = "The log could not be loaded."; });
   }
 
+  /* The owner's challenge: unrated games against another bot (POST /api/challenges). */
+  var challenge = document.getElementById("challenge-form");
+  var challengeStatus = document.getElementById("challenge-status");
+  challenge.addEventListener("submit", function (event) {
+    event.preventDefault();
+    var token = sessionStorage.getItem(KEY);
+    if (!token) { challengeStatus.textContent = "Sign in with your API token first."; return; }
+    challengeStatus.textContent = "Asking…";
+    fetch("/api/challenges", {
+      method: "POST",
+      headers: { Authorization: "Bearer " + token, "Content-Type": "application/json" },
+      body: JSON.stringify({
+        bot: challenge.dataset.name, version: challenge.dataset.version,
+        opponent: document.getElementById("challenge-opponent").value.trim(),
+        games: Number(document.getElementById("challenge-games").value) })
+    })
+      .then(function (response) {
+        return response.json().then(function (body) { return { ok: response.ok, body: body }; });
+      })
+      .then(function (reply) {
+        if (!reply.ok) {
+          challengeStatus.textContent = reply.body.error || "The challenge was refused.";
+          return;
+        }
+        challengeStatus.replaceChildren();
+        var link = document.createElement("a");
+        link.href = "/api/challenges/" + Number(reply.body.id);
+        link.textContent = "Challenge " + Number(reply.body.id);
+        challengeStatus.appendChild(link);
+        challengeStatus.appendChild(document.createTextNode(
+          ": " + reply.body.asked + " games against " + reply.body.opponent +
+          "; they begin as soon as both bots are online and there is room."));
+      })
+      .catch(function () { challengeStatus.textContent = "The challenge could not be sent."; });
+  });
+
   form.addEventListener("submit", function (event) {
     event.preventDefault();
     var token = input.value.trim();
@@ -69,6 +106,7 @@
     entries.replaceChildren();
     status.textContent = "Signed out.";
     signout.hidden = true;
+    challenge.hidden = true;
   });
   var saved = sessionStorage.getItem(KEY);
   if (saved) { load(saved); }
