@@ -29,7 +29,8 @@ def resolve_bots(conn: Connection, game: str, given: Sequence[str]) -> list[int]
             found.append(int(item))
             continue
         row = conn.execute("SELECT id FROM bots WHERE name = ? AND game = ? "
-                           "AND status IN ('ONLINE', 'OFFLINE')", (item, game)).fetchone()
+                           "AND status IN ('ONLINE', 'OFFLINE') AND candidate = 0",
+                           (item, game)).fetchone()
         if row is None:
             raise ValueError(f'no current {game} bot is named "{item}"')
         found.append(row[0])

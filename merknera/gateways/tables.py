@@ -300,7 +300,7 @@ class Tables:
         wanted = [bot_id] if bot_id is not None else arena.presence.online_bots(mnemonic)
         online = [bot for b in wanted if (bot := arena.presence.bot(b)) is not None
                   and bot.game == mnemonic and not bot.protocol.connects
-                  and arena.presence.is_online(bot.id)]
+                  and not bot.candidate and arena.presence.is_online(bot.id)]
         if not online:
             return None
         if bot_id is not None:

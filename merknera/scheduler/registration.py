@@ -320,8 +320,10 @@ class Registrar:
 
 
 def _registered(conn: Connection, request: RegistrationRequest) -> bool:
-    """Whether the request's version of its name is registered already."""
-    return any(bot.version == request.botversion for bot in bots.by_name(conn, request.botname))
+    """Whether the request registers a version of its name again (a candidate registered
+    without ``candidate`` is made current: that counts as a new version)."""
+    return any(bot.version == request.botversion and not (bot.candidate and not request.candidate)
+               for bot in bots.by_name(conn, request.botname))
 
 
 def _unknown_token(token: str) -> RegistrationError:
@@ -385,14 +387,7 @@ def _register(conn: Connection, request: RegistrationRequest, game: AnyGame,
             "online and if there are any outstanding games they will be continued."),
             [], [], [], created=False)
     _checked(lambda text: check_text(text, "bot version"), version)
-    banned = next((b for b in existing if b.status is BotStatus.DISABLED
-                   and b.disabled_by == "ADMIN"), None)
-    if banned is not None:
-        # A new version must not be a way around an admin's decision.
-        raise RegistrationError(
-            jsonrpc.NOT_ALLOWED,
-            f'"{name}" was disabled by an admin ({banned.disabled_reason}); no new version '
-            "of it may be registered until an admin enables it")
+    _refuse_if_banned(name, existing, "no new version of it may be registered")
     bot = bots.insert(conn, name=name, version=version, game=game.mnemonic, user_id=user.id,
                       meta=meta, secret=secret, candidate=request.candidate)
     if request.candidate:
@@ -428,6 +423,8 @@ def _make_current(conn: Connection, bot: Bot, game: AnyGame, stamp: str,
     end without a result, and its registration round robin is scheduled."""
     name, version = bot.name, bot.version
     others = [b for b in bots.by_name(conn, name) if b.id != bot.id]
+    # A candidate made current must not be a way around an admin's decision either.
+    _refuse_if_banned(name, others, "no other version of it may be made current")
     retired = [b.id for b in others if b.status is not BotStatus.SUPERSEDED and not b.candidate]
     superseded_games = bots.supersede(conn, name, keep=bot.id) if others else []
     ended = Outcome.no_result(Termination.SUPERSEDED,
@@ -448,6 +445,18 @@ def _make_current(conn: Connection, bot: Bot, game: AnyGame, stamp: str,
     return _Registered(bot, (f"Hello, {name}. The candidate version {version} is now the "
                              f"current version, good luck with {game.name}!"),
                        new_games, superseded_games, retired)
+
+
+def _refuse_if_banned(name: str, versions: list[Bot], refused: str) -> None:
+    """Refuse (``refused`` says what) while an admin has disabled one of the ``versions``
+    of ``name``: another version must not be a way around an admin's decision."""
+    banned = next((b for b in versions if b.status is BotStatus.DISABLED
+                   and b.disabled_by == "ADMIN"), None)
+    if banned is not None:
+        raise RegistrationError(
+            jsonrpc.NOT_ALLOWED,
+            f'"{name}" was disabled by an admin ({banned.disabled_reason}); {refused} '
+            "until an admin enables it")
 
 
 def _checked(check: Callable[[str], T], text: str) -> T:

@@ -21,7 +21,7 @@ from merknera import sprt
 from merknera.games import JSON, REGISTRY, JSONObject
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.scheduler.core import Scheduler
-from merknera.scheduler.registration import Registrar
+from merknera.scheduler.registration import Registrar, RegistrationError
 from merknera.store import bots, logs, trials
 from merknera.store.bots import Bot, BotStatus
 from merknera.store.db import Connection
@@ -101,10 +101,17 @@ class Trials:
         db = arena.db
         room = arena.config.scheduling.trial_places - await db.read(trials.unfinished_games)
         made: list[int] = []
+        # One trial that fails (a store hiccup, a bug) must not stop the others.
         for duel in await db.read(trials.running_duels):
-            made += await self._duel_pass(duel, room - len(made))
+            try:
+                made += await self._duel_pass(duel, room - len(made))
+            except Exception:
+                log.exception("duel %d could not be judged or played", duel.id)
         for challenge in await db.read(trials.open_challenges):
-            made += await self._challenge_pass(challenge, room - len(made))
+            try:
+                made += await self._challenge_pass(challenge, room - len(made))
+            except Exception:
+                log.exception("challenge %d could not be played", challenge.id)
         if made:
             await self._scheduler.offer(made)
         return made
@@ -124,45 +131,56 @@ class Trials:
             await self._end_duel(duel, "FINISHED", verdict.decision, counts)
             return []
         presence = self._arena.presence
-        gone = [bot_id for bot_id in (duel.candidate_id, duel.baseline_id)
-                if presence.bot(bot_id) is None]
+        gone = [bot.name + " " + bot.version for bot_id in (duel.candidate_id, duel.baseline_id)
+                if presence.bot(bot_id) is None
+                and (bot := await bots.get(self._arena.db, bot_id)) is not None]
         if gone:
             await self._end_duel(duel, "STOPPED", None, counts,
-                                 "a version left play (superseded or disabled)")
+                                 f"{' and '.join(gone)} left play (superseded or disabled)")
             return []
-        if (room < 2 or len(busy) >= DUEL_PAIRS_AT_ONCE or len(pairs) >= terms.max_pairs
-                or not self._online(duel.candidate_id, duel.baseline_id)):
-            return []
-        return await self._pair(duel.candidate_id, duel.baseline_id, len(pairs), single=False,
-                                duel_id=duel.id)
+        made: list[int] = []
+        while (room - len(made) >= 2 and len(busy) < DUEL_PAIRS_AT_ONCE
+               and len(pairs) < terms.max_pairs
+               and self._online(duel.candidate_id, duel.baseline_id)):
+            pair = await self._pair(duel.candidate_id, duel.baseline_id, single=False,
+                                    duel_id=duel.id)
+            if not pair:
+                break
+            made += pair
+            busy.add(len(pairs))
+            pairs.add(len(pairs))
+        return made
 
     async def _challenge_pass(self, challenge: Challenge, room: int) -> list[int]:
-        db = self._arena.db
-        made = await db.read(functools.partial(trials.played, challenge_id=challenge.id,
-                                               side=challenge.bot_id))
+        """The challenge's next pair, once its last one is over: one pair in play at a
+        time, so that a challenge never crowds its opponent."""
+        if room < 1 or not self._online(challenge.bot_id, challenge.opponent_id):
+            return []
+        made = await self._arena.db.read(functools.partial(
+            trials.played, challenge_id=challenge.id, side=challenge.bot_id))
         left = challenge.games - len(made)
         single = left == 1
-        if (left <= 0 or room < (1 if single else 2)
-                or not self._online(challenge.bot_id, challenge.opponent_id)):
+        if left <= 0 or room < (1 if single else 2) or any(
+                game.status != "FINISHED" for game in made):
             return []
-        return await self._pair(challenge.bot_id, challenge.opponent_id,
-                                len({game.pair for game in made}), single=single,
+        return await self._pair(challenge.bot_id, challenge.opponent_id, single=single,
                                 challenge_id=challenge.id)
 
     def _online(self, *bot_ids: int) -> bool:
         presence = self._arena.presence
         return all(presence.is_online(bot_id) for bot_id in bot_ids)
 
-    async def _pair(self, first: int, second: int, number: int, *, single: bool,
+    async def _pair(self, first: int, second: int, *, single: bool,
                     challenge_id: int | None = None,
                     duel_id: int | None = None) -> list[int]:
         arena = self._arena
         bot = arena.presence.bot(first)
-        assert bot is not None
+        if bot is None:
+            return []
         settings = arena.new_game_settings(bot.game)
         seed = secrets.randbits(63)
         return await arena.db.transaction(lambda conn: trials.add_pair(
-            conn, bot.game, seed, first, second, number, settings, single=single,
+            conn, bot.game, seed, first, second, settings, single=single,
             challenge_id=challenge_id, duel_id=duel_id))
 
     async def _end_duel(self, duel: Duel, status: str, result: str | None,
@@ -173,7 +191,7 @@ class Trials:
                 f"(pentanomial {counts}){': ' + why if why else ''}")
 
         def end(conn: Connection) -> None:
-            if trials.end_duel(conn, duel.id, status, result):
+            if trials.end_duel(conn, duel.id, status, result, counts):
                 for bot_id in (duel.candidate_id, duel.baseline_id):
                     logs.add(conn, bot_id, line)
 
@@ -253,6 +271,10 @@ class Trials:
                                       'candidate (register it with "candidate": true)')
             if baseline.id == candidate.id:
                 raise TrialError(400, "the candidate and the baseline are one version")
+            if baseline.game != candidate.game:
+                raise TrialError(400, f'version {candidate.version} of "{name}" plays '
+                                      f"{candidate.game}, its baseline {baseline.version} "
+                                      f"{baseline.game}: a duel is of one game")
             _two_seats(candidate.game)
             if any(d.candidate_id == candidate.id or d.baseline_id == candidate.id
                    for d in trials.running_duels(conn)):
@@ -287,14 +309,21 @@ class Trials:
         :raises TrialError: not theirs, unknown, or the candidate is not in play.
         """
         duel = await self._owned_duel(user_id, duel_id)
-        if duel.status == "RUNNING":
-            await self.stop_duel(user_id, duel_id)
         candidate = await bots.get(self._arena.db, duel.candidate_id)
-        if candidate is None or candidate.status in (BotStatus.SUPERSEDED, BotStatus.DISABLED):
-            raise TrialError(409, "the candidate is not in play (superseded or disabled)")
+        if candidate is None or candidate.status is BotStatus.DISABLED:
+            raise TrialError(409, f"the candidate version {candidate.version if candidate else ''}"
+                                  " is disabled")
         if not candidate.candidate:
             raise TrialError(409, f"version {candidate.version} is current already")
-        return await self._registrar.make_current(candidate)
+        if duel.status == "RUNNING":
+            played = await self._arena.db.read(functools.partial(
+                trials.played, duel_id=duel.id, side=duel.candidate_id))
+            await self._end_duel(duel, "STOPPED", None, trials.pentanomial(played),
+                                 "its candidate was made current")
+        try:
+            return await self._registrar.make_current(candidate)
+        except RegistrationError as exc:
+            raise TrialError(409, exc.message) from None
 
     async def _owned_duel(self, user_id: int, duel_id: int) -> Duel:
         duel = await self._arena.db.read(lambda conn: trials.duel(conn, duel_id))
@@ -353,19 +382,12 @@ def _challenge_view(challenge: Challenge, games: list[PlayedGame],
 
 def _duel_view(duel: Duel, games: list[PlayedGame], found: dict[int, Bot]) -> JSONObject:
     terms = duel.terms
-    counts = trials.pentanomial(games)
+    # An ended duel shows what it was decided on (games in play then finish unheeded).
+    counts = duel.decided if duel.decided is not None else trials.pentanomial(games)
     verdict = sprt.sprt(counts, terms.elo0, terms.elo1, terms.alpha, terms.beta)
     tally = Tally.of(games)
     candidate, baseline = found.get(duel.candidate_id), found.get(duel.baseline_id)
-    by_pair: dict[int, list[PlayedGame]] = {}
-    for game in games:
-        by_pair.setdefault(game.pair, []).append(game)
-    history, running = [], [0] * 5
-    for pair in sorted(by_pair):
-        points = [game.points for game in by_pair[pair]]
-        if len(points) == 2 and None not in points:
-            running[round(2 * sum(p for p in points if p is not None))] += 1
-            history.append(round(sprt.llr(running, terms.elo0, terms.elo1), 4))
+    history = _llr_history(games, sum(counts), terms)
     return {
         "id": duel.id, "status": duel.status.lower(), "result": duel.result,
         "bot": candidate.name if candidate else None,
@@ -382,6 +404,25 @@ def _duel_view(duel: Duel, games: list[PlayedGame], found: dict[int, Bot]) -> JS
                    "points": game.points} for game in games],
         "created_at": duel.created_at, "finished_at": duel.finished_at,
     }
+
+
+HISTORY_POINTS = 200
+"""LLRs a duel's history gives at most (evenly spaced over its pairs): each costs tens of
+microseconds, and a duel may play thousands of pairs."""
+
+
+def _llr_history(games: list[PlayedGame], pairs: int, terms: DuelTerms) -> list[float]:
+    """The LLR after each of the first ``pairs`` complete pairs, in the order of their
+    numbers: at most :data:`HISTORY_POINTS` of them, evenly spaced, the last always."""
+    scores = trials.pair_scores(games)[:pairs]
+    step = max(1, -(-len(scores) // HISTORY_POINTS))
+    history: list[float] = []
+    running = [0] * 5
+    for count, score in enumerate(scores, start=1):
+        running[score] += 1
+        if count % step == 0 or count == len(scores):
+            history.append(round(sprt.llr(running, terms.elo0, terms.elo1), 4))
+    return history
 
 
 def _own_version(conn: Connection, user_id: int, name: str, version: str | None) -> Bot:

@@ -53,8 +53,11 @@ WITH busy(bot_id) AS (
 SELECT wanted.value,
        COALESCE(ratings.mu, :mu), COALESCE(ratings.sigma, :sigma),
        COALESCE(ratings.rated_games, 0),
-       (SELECT COUNT(*) FROM (SELECT seat FROM seats WHERE bot_id = wanted.value
-                              ORDER BY game_id DESC LIMIT :first_seat_games) AS latest
+       (SELECT COUNT(*) FROM (SELECT seats.seat FROM seats
+                              JOIN games ON games.id = seats.game_id
+                              WHERE seats.bot_id = wanted.value
+                                AND games.origin NOT IN ('CHALLENGE', 'DUEL')
+                              ORDER BY seats.game_id DESC LIMIT :first_seat_games) AS latest
         WHERE seat = 0)
 FROM {wanted} AS wanted LEFT JOIN ratings ON ratings.bot_id = wanted.value
 WHERE wanted.value NOT IN (SELECT bot_id FROM busy)
@@ -79,8 +82,11 @@ def contenders(conn: Connection, bot_ids: Sequence[int],
 _OPPONENTS = """
 SELECT wanted.value,
        (SELECT {joined} FROM seats AS other
-        WHERE other.game_id IN (SELECT game_id FROM seats WHERE bot_id = wanted.value
-                                ORDER BY game_id DESC LIMIT :recent_games)
+        WHERE other.game_id IN (SELECT seats.game_id FROM seats
+                                JOIN games ON games.id = seats.game_id
+                                WHERE seats.bot_id = wanted.value
+                                  AND games.origin NOT IN ('CHALLENGE', 'DUEL')
+                                ORDER BY seats.game_id DESC LIMIT :recent_games)
           AND other.bot_id != wanted.value)
 FROM {wanted} AS wanted
 """

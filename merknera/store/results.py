@@ -115,8 +115,9 @@ async def leaderboard(db: Database, game: str) -> list[dict[str, Any]]:
     """
     # Guests (hexagons players, people) stand on it once a rated game rated them: the
     # anonymous guest of boards that anyone may move on never is.
-    bots = [bot for bot in await list_bots(db, game)
-            if bot["protocol"] != "guest" or bot["rating"]["rated_games"]]
+    # Candidate versions play only challenges and duels: they have pages, not places.
+    bots = [bot for bot in await list_bots(db, game) if not bot["candidate"]
+            and (bot["protocol"] != "guest" or bot["rating"]["rated_games"])]
 
     def rating(bot: dict[str, Any]) -> Rating:
         return Rating(bot["rating"]["mu"], bot["rating"]["sigma"])
@@ -379,7 +380,7 @@ async def bot_counts(db: Database) -> dict[str, tuple[int, int]]:
     """Per game: (current bots, of which online).  Games without bots are left out."""
     rows = await db.fetchall(
         "SELECT game, COUNT(*), COUNT(CASE WHEN status = 'ONLINE' THEN 1 END) FROM bots "
-        "WHERE status IN ('ONLINE', 'OFFLINE') GROUP BY game")
+        "WHERE status IN ('ONLINE', 'OFFLINE') AND candidate = 0 GROUP BY game")
     return {row[0]: (row[1], row[2]) for row in rows}
 
 

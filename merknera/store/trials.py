@@ -9,6 +9,7 @@ trials (:mod:`merknera.scheduler.trials`), within their share of the places in p
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -60,6 +61,8 @@ class Duel:
     version left play)."""
     result: str | None
     """H1 (the candidate is stronger), H0 (it is not), or None (undecided)."""
+    decided: list[int] | None
+    """The pentanomial counts the duel ended on (games still in play then do not count)."""
     created_at: str
     finished_at: str | None
 
@@ -99,11 +102,32 @@ def create_duel(conn: Connection, user_id: int, candidate_id: int, baseline_id: 
          terms.max_pairs, now())).fetchone()[0])
 
 
-def add_pair(conn: Connection, game: str, seed: int, first: int, second: int, pair: int,
+TRIALS_LOCK = 0x6D726B74  # "mrkt"
+"""The advisory lock that puts the pairs made on every node in a line."""
+
+
+def add_pair(conn: Connection, game: str, seed: int, first: int, second: int,
              settings: dict[str, JSON], *, single: bool = False,
              challenge_id: int | None = None, duel_id: int | None = None) -> list[int]:
-    """A pair of unrated games of one seed (``first`` in seat one, then in seat two), or
-    one game when ``single``; their ids."""
+    """The next pair of unrated games of one seed (``first`` in seat one, then in seat
+    two), or one game when ``single``; their ids.  None is made (an empty list) unless, in
+    this transaction, the duel still runs or the challenge still lacks games, and both
+    bots are in play."""
+    conn.dialect.serialize(conn, TRIALS_LOCK)
+    column, key = ("duel_id", duel_id) if duel_id is not None else ("challenge_id", challenge_id)
+    if duel_id is not None:
+        going = conn.execute("SELECT 1 FROM duels WHERE id = ? AND status = 'RUNNING'",
+                             (duel_id,)).fetchone() is not None
+    else:
+        going = conn.execute(
+            "SELECT 1 FROM challenges WHERE id = ? AND games > (SELECT COUNT(*) FROM games "
+            "WHERE challenge_id = ?)", (challenge_id, challenge_id)).fetchone() is not None
+    playing = conn.execute("SELECT COUNT(*) FROM bots WHERE id IN (?, ?) "
+                           "AND status IN ('ONLINE', 'OFFLINE')", (first, second)).fetchone()[0]
+    if not going or playing != 2:
+        return []
+    pair = int(conn.execute(f"SELECT COALESCE(MAX(pair) + 1, 0) FROM games "
+                            f"WHERE {column} = ?", (key,)).fetchone()[0])
     seatings: list[tuple[int, Sequence[int]]] = [(seed, (first, second))]
     if not single:
         seatings.append((seed, (second, first)))
@@ -113,12 +137,14 @@ def add_pair(conn: Connection, game: str, seed: int, first: int, second: int, pa
                              pairs=[pair] * len(seatings))
 
 
-def end_duel(conn: Connection, duel_id: int, status: str, result: str | None) -> bool:
-    """A running duel ends (FINISHED or STOPPED, with its result); False if it had ended."""
+def end_duel(conn: Connection, duel_id: int, status: str, result: str | None,
+             counts: Sequence[int]) -> bool:
+    """A running duel ends (FINISHED or STOPPED, with its result and the pentanomial counts
+    it was decided on); False if it had ended."""
     return conn.execute(
-        "UPDATE duels SET status = ?, result = ?, finished_at = ? "
+        "UPDATE duels SET status = ?, result = ?, decided = ?, finished_at = ? "
         "WHERE id = ? AND status = 'RUNNING'",
-        (status, result, now(), duel_id)).rowcount > 0
+        (status, result, json.dumps(list(counts)), now(), duel_id)).rowcount > 0
 
 
 # -- reads -----------------------------------------------------------------------------------
@@ -161,8 +187,8 @@ def challenges_since(conn: Connection, user_id: int, since: str) -> int:
 def unfinished_games(conn: Connection) -> int:
     """Games of challenges and duels not finished yet (their share of the places)."""
     found: int = conn.execute(
-        "SELECT COUNT(*) FROM games WHERE origin IN ('CHALLENGE', 'DUEL') "
-        "AND status != 'FINISHED'").fetchone()[0]
+        "SELECT COUNT(*) FROM games WHERE status IN ('PENDING', 'RUNNING') "
+        "AND origin IN ('CHALLENGE', 'DUEL')").fetchone()[0]
     return found
 
 
@@ -181,16 +207,23 @@ def played(conn: Connection, *, challenge_id: int | None = None,
             for row in rows]
 
 
-def pentanomial(games_played: Sequence[PlayedGame]) -> list[int]:
-    """The counts of pairs (both games ended with a result) whose points for the asking
-    side are 0, 0.5, 1, 1.5 and 2."""
+def pair_scores(games_played: Sequence[PlayedGame]) -> list[int]:
+    """The pairs whose two games ended with a result, in the order of their numbers: the
+    asking side's points over each pair, in half points (0 to 4)."""
     by_pair: dict[int, list[float | None]] = {}
     for game in games_played:
         by_pair.setdefault(game.pair, []).append(game.points)
+    return [round(2 * sum(p for p in points if p is not None))
+            for _, points in sorted(by_pair.items())
+            if len(points) == 2 and None not in points]
+
+
+def pentanomial(games_played: Sequence[PlayedGame]) -> list[int]:
+    """The counts of pairs (both games ended with a result) whose points for the asking
+    side are 0, 0.5, 1, 1.5 and 2."""
     counts = [0] * 5
-    for points in by_pair.values():
-        if len(points) == 2 and None not in points:
-            counts[round(2 * sum(p for p in points if p is not None))] += 1
+    for score in pair_scores(games_played):
+        counts[score] += 1
     return counts
 
 
@@ -203,4 +236,6 @@ def _duel(row: Row) -> Duel:
     return Duel(row["id"], row["user_id"], row["candidate_id"], row["baseline_id"],
                 DuelTerms(row["elo0"], row["elo1"], row["alpha"], row["beta"],
                           row["max_pairs"]),
-                row["status"], row["result"], row["created_at"], row["finished_at"])
+                row["status"], row["result"],
+                None if row["decided"] is None else list(json.loads(row["decided"])),
+                row["created_at"], row["finished_at"])

@@ -3,12 +3,14 @@ paired and unrated, a duel's sequential test deciding, stopping and promoting.""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from typing import Any
 
 from pytest_aiohttp import AiohttpServer
 
 from merknera.games import JSON
+from merknera.store import users
 from merknera_bots.tictactoe import choose_perfect, choose_random
 from tests.support import Arena, ScriptedBot, serve_bot, until
 
@@ -142,7 +144,7 @@ async def test_challenges_refused(arena: Arena, aiohttp_server: AiohttpServer) -
 async def test_duels_decide_h1_for_a_stronger_and_h0_for_an_equal_version(
         arena: Arena, aiohttp_server: AiohttpServer) -> None:
     # Elo 0 against 50: a clear gap decides within tens of pairs (against 5, the default,
-    # it takes hundreds: docs/bots/trying-and-comparing.md).
+    # it takes hundreds: docs/bots/challenges-and-duels.md).
     terms = {"elo0": 0, "elo1": 50, "max_pairs": 200}
     await register(arena, aiohttp_server, "Pete", "1", random_player(7))
     await register(arena, aiohttp_server, "Pete", "2", perfect, candidate=True)
@@ -198,3 +200,134 @@ async def test_a_duel_is_stopped_and_its_candidate_promoted(
     rows = await arena.platform.db.fetchall(
         "SELECT version, status, candidate FROM bots WHERE name = 'Pete' ORDER BY id")
     assert [tuple(row) for row in rows] == [("1", "SUPERSEDED", 0), ("2", "ONLINE", 0)]
+
+
+async def test_a_candidate_is_no_way_around_an_admins_ban(
+        arena: Arena, aiohttp_server: AiohttpServer) -> None:
+    await register(arena, aiohttp_server, "Pete", "1")
+    await register(arena, aiohttp_server, "Pete", "2", candidate=True)
+    status, duel = await post(arena, "/api/duels", {"bot": "Pete", "candidate": "2",
+                                                    "max_pairs": 1})
+    assert status == 201
+    current = await arena.platform.db.fetchval(
+        "SELECT id FROM bots WHERE name = 'Pete' AND version = '1'")
+    assert await arena.platform.disable_bot(current, "cheats")
+    url = await serve_bot(aiohttp_server, ScriptedBot(next_move=perfect))
+    reply = await arena.rpc("RegistrationService.Register", {
+        "token": arena.token, "botname": "Pete", "botversion": "2", "game": "TICTACTOE",
+        "rpcendpoint": url})
+    assert "no other version of it may be made current" in str(reply["error"])
+    status, refused = await post(arena, f"/api/duels/{duel['id']}/promote", None)
+    assert status == 409 and "disabled by an admin" in refused["error"], refused
+    rows = await arena.platform.db.fetchall(
+        "SELECT version, status, disabled_by, candidate FROM bots WHERE name = 'Pete' "
+        "ORDER BY id")
+    assert [tuple(row) for row in rows] == [("1", "DISABLED", "ADMIN", 0),
+                                            ("2", "ONLINE", None, 1)]
+
+
+async def test_a_candidate_is_on_no_leaderboard_and_no_persons_table(
+        arena: Arena, aiohttp_server: AiohttpServer) -> None:
+    await register(arena, aiohttp_server, "Pete", "1")
+    await register(arena, aiohttp_server, "Pete", "2", candidate=True)
+    candidate = await arena.platform.db.fetchval(
+        "SELECT id FROM bots WHERE name = 'Pete' AND version = '2'")
+    board = await (await arena.client.get("/api/leaderboard?game=TICTACTOE")).json()
+    assert [(bot["name"], bot["version"]) for bot in board["bots"]] == [("Pete", "1")]
+    response = await arena.client.post("/api/play", json={"game": "TICTACTOE",
+                                                          "opponent": candidate})
+    assert response.status == 409, await response.text()
+
+
+async def test_duels_refused(arena: Arena, aiohttp_server: AiohttpServer) -> None:
+    await register(arena, aiohttp_server, "Pete", "1")
+    await register(arena, aiohttp_server, "Pete", "2", candidate=True)
+    url = await serve_bot(aiohttp_server, ScriptedBot())
+    reply = await arena.rpc("RegistrationService.Register", {
+        "token": arena.token, "botname": "Pete", "botversion": "3", "game": "NOUGHTSANDCROSSES",
+        "rpcendpoint": url, "candidate": True})
+    assert "result" in reply, reply
+    cases: list[tuple[object, int, str]] = [
+        ({"bot": "Pete", "candidate": "1"}, 400, "is not a candidate"),
+        ({"bot": "Pete", "candidate": "2", "baseline": "2"}, 400, "are one version"),
+        ({"bot": "Pete", "candidate": "3"}, 400, "a duel is of one game"),
+        ({"bot": "Pete", "candidate": "2", "elo0": 5, "elo1": 5}, 400, '"elo0" must be below'),
+        ({"bot": "Pete", "candidate": "2", "alpha": 0.5}, 400, '"alpha" and "beta"'),
+        ({"bot": "Pete", "candidate": "2", "max_pairs": 0}, 400, '"max_pairs" must be'),
+        ({"bot": "Pete", "candidate": "9"}, 404, 'has no version "9"'),
+    ]
+    for body, status, message in cases:
+        got, answer = await post(arena, "/api/duels", body)
+        assert (got, message in answer["error"]) == (status, True), (body, answer)
+    status, duel = await post(arena, "/api/duels", {"bot": "Pete", "candidate": "2",
+                                                    "max_pairs": 1000})
+    assert status == 201
+    _, other = await users.create_user(arena.platform.db, "mallory")
+    for method, path in (("DELETE", f"/api/duels/{duel['id']}"),
+                         ("POST", f"/api/duels/{duel['id']}/promote")):
+        response = await arena.client.request(method, path, headers={
+            "Authorization": f"Bearer {other}"})
+        assert response.status == 403, (method, await response.text())
+    got, answer = await post(arena, "/api/challenges", {"bot": "Pete", "opponent": "Pete"},
+                             token=other)
+    assert got == 404 and 'you have no bot "Pete"' in answer["error"]
+
+
+async def test_a_stopped_duel_makes_no_more_games_and_keeps_its_figures(
+        arena: Arena, aiohttp_server: AiohttpServer) -> None:
+    release = asyncio.Event()
+
+    async def waiting(params: dict[str, Any], _id: Any) -> JSON:
+        await release.wait()
+        return await perfect(params, _id)
+
+    await register(arena, aiohttp_server, "Pete", "1", waiting)
+    await register(arena, aiohttp_server, "Pete", "2", perfect, candidate=True)
+    await arena.settle()
+    status, duel = await post(arena, "/api/duels", {"bot": "Pete", "candidate": "2"})
+    assert status == 201
+    count = "SELECT COUNT(*) FROM games WHERE duel_id = ?"
+    await until(lambda: arena.platform.db.fetchval(count, (duel["id"],)), within=30)
+    response = await arena.client.delete(f"/api/duels/{duel['id']}",
+                                         headers={"Authorization": f"Bearer {arena.token}"})
+    stopped = await response.json()
+    assert (stopped["status"], stopped["pairs"], stopped["pentanomial"]) == (
+        "stopped", 0, [0, 0, 0, 0, 0])
+    made = await arena.platform.db.fetchval(count, (duel["id"],))
+    assert await arena.platform.trials.pass_once() == []
+    release.set()
+    await arena.settle()
+    assert await arena.platform.db.fetchval(count, (duel["id"],)) == made
+    # The games in play at the stop finished, and the duel still shows what it ended on.
+    found = await (await arena.client.get(f"/api/duels/{duel['id']}")).json()
+    assert (found["pairs"], found["pentanomial"]) == (0, [0, 0, 0, 0, 0])
+    assert {game["status"] for game in found["games"]} == {"finished"}
+
+
+async def test_a_challenge_plays_one_pair_at_a_time(
+        arena: Arena, aiohttp_server: AiohttpServer) -> None:
+    release = asyncio.Event()
+
+    async def waiting(params: dict[str, Any], _id: Any) -> JSON:
+        await release.wait()
+        return await perfect(params, _id)
+
+    await register(arena, aiohttp_server, "Pete", "1")
+    await register(arena, aiohttp_server, "Slow", "1", waiting)
+    busy = ("SELECT COUNT(*) FROM games WHERE challenge_id IS NOT NULL "
+            "AND status != 'FINISHED'")
+    status, made = await post(arena, "/api/challenges",
+                              {"bot": "Pete", "opponent": "Slow", "games": 20})
+    assert status == 201
+    await until(lambda: arena.platform.db.fetchval(busy), within=30)
+    for _ in range(5):
+        await arena.platform.trials.pass_once()
+    assert await arena.platform.db.fetchval(busy) == 2
+    release.set()
+
+    async def all_played() -> bool:
+        return bool(await arena.platform.db.fetchval(
+            "SELECT COUNT(*) FROM games WHERE challenge_id = ? AND status = 'FINISHED'",
+            (made["id"],)) == 20)
+
+    await until(all_played, within=60)

@@ -159,14 +159,15 @@ async def _populate(db: Database) -> Populated:
     challenge = await db.transaction(lambda conn: trials.create_challenge(
         conn, alice.id, bots["new"], bots["crosses"], 2))
     paired = await db.transaction(lambda conn: trials.add_pair(
-        conn, "TICTACTOE", 11, bots["new"], bots["crosses"], 0, {}, challenge_id=challenge))
+        conn, "TICTACTOE", 11, bots["new"], bots["crosses"], {}, challenge_id=challenge))
     made["challenge"], made["challenge, seats swapped"] = paired
     duel = await db.transaction(lambda conn: trials.create_duel(
         conn, alice.id, bots["candidate"], bots["new"], trials.DuelTerms(elo1=10.5)))
     made["duel"], made["duel, seats swapped"] = await db.transaction(
-        lambda conn: trials.add_pair(conn, "TICTACTOE", 12, bots["candidate"], bots["new"], 0,
+        lambda conn: trials.add_pair(conn, "TICTACTOE", 12, bots["candidate"], bots["new"],
                                      {}, duel_id=duel))
-    await db.transaction(lambda conn: trials.end_duel(conn, duel, "STOPPED", None))
+    await db.transaction(lambda conn: trials.end_duel(conn, duel, "STOPPED", None,
+                                                      [0, 1, 0, 0, 0]))
 
     # A node that played, stopped cleanly, and one that died holding a running game.
     stopped = Leases(db, "node-a", "http://127.0.0.1:8001", 15.0)

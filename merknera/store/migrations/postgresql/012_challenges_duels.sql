@@ -26,6 +26,7 @@ CREATE TABLE duels (
     status        TEXT NOT NULL DEFAULT 'RUNNING'
                   CHECK (status IN ('RUNNING', 'FINISHED', 'STOPPED')),
     result        TEXT CHECK (result IN ('H0', 'H1')),
+    decided       TEXT,
     created_at    TEXT NOT NULL,
     finished_at   TEXT
 );
