@@ -37,6 +37,9 @@ MAX_GAMES = 100
 """Games one challenge may ask for."""
 MAX_PAIRS = 100_000
 """Pairs one duel may play, at most."""
+DUELS_PER_OWNER = 2
+"""Duels one owner may have running at once: with two pairs each in play, an owner's duels
+take at most eight games of the trials' share."""
 
 
 class TrialError(Exception):
@@ -167,8 +170,12 @@ class Trials:
                                 challenge_id=challenge.id)
 
     def _online(self, *bot_ids: int) -> bool:
-        presence = self._arena.presence
-        return all(presence.is_online(bot_id) for bot_id in bot_ids)
+        """Whether these bots are online and could each open a game now (a client that
+        holds one game at a time may not)."""
+        arena = self._arena
+        return all(arena.presence.is_online(bot_id)
+                   and (bot := arena.presence.bot(bot_id)) is not None
+                   and arena.carriers.can_open(bot) for bot_id in bot_ids)
 
     async def _pair(self, first: int, second: int, *, single: bool,
                     challenge_id: int | None = None,
@@ -276,10 +283,14 @@ class Trials:
                                       f"{candidate.game}, its baseline {baseline.version} "
                                       f"{baseline.game}: a duel is of one game")
             _two_seats(candidate.game)
+            running = trials.running_duels(conn)
             if any(d.candidate_id == candidate.id or d.baseline_id == candidate.id
-                   for d in trials.running_duels(conn)):
+                   for d in running):
                 raise TrialError(409, f'version {candidate.version} of "{name}" is in a '
                                       "running duel already; stop it first")
+            if sum(d.user_id == user_id for d in running) >= DUELS_PER_OWNER:
+                raise TrialError(429, f"you have {DUELS_PER_OWNER} duels running, as many as "
+                                      "an owner may; stop one or wait for it to end")
             duel_id = trials.create_duel(conn, user_id, candidate.id, baseline.id, terms)
             line = (f"Duel {duel_id}: version {candidate.version} against {baseline.version}, "
                     f"H0 {terms.elo0:g} Elo, H1 {terms.elo1:g} Elo")
@@ -370,7 +381,11 @@ def _challenge_view(challenge: Challenge, games: list[PlayedGame],
                     found: dict[int, Bot]) -> JSONObject:
     made, tally = len(games), Tally.of(games)
     finished = sum(game.status == "FINISHED" for game in games)
-    status = ("finished" if made == challenge.games and finished == made else
+    # A bot that left play (a newer version, disabled) ends the challenge short.
+    gone = any(bot_id not in found or found[bot_id].status in (
+        BotStatus.SUPERSEDED, BotStatus.DISABLED)
+        for bot_id in (challenge.bot_id, challenge.opponent_id))
+    status = ("finished" if (made == challenge.games or gone) and finished == made else
               "pending" if not any(game.status != "PENDING" for game in games) else "running")
     bot, opponent = found.get(challenge.bot_id), found.get(challenge.opponent_id)
     return {"id": challenge.id, "status": status,

@@ -262,6 +262,12 @@ async def test_duels_refused(arena: Arena, aiohttp_server: AiohttpServer) -> Non
     status, duel = await post(arena, "/api/duels", {"bot": "Pete", "candidate": "2",
                                                     "max_pairs": 1000})
     assert status == 201
+    # Two running duels per owner at most.
+    for version in ("4", "5"):
+        await register(arena, aiohttp_server, "Pete", version, candidate=True)
+    assert (await post(arena, "/api/duels", {"bot": "Pete", "candidate": "4"}))[0] == 201
+    got, answer = await post(arena, "/api/duels", {"bot": "Pete", "candidate": "5"})
+    assert got == 429 and "2 duels running" in answer["error"]
     _, other = await users.create_user(arena.platform.db, "mallory")
     for method, path in (("DELETE", f"/api/duels/{duel['id']}"),
                          ("POST", f"/api/duels/{duel['id']}/promote")):
