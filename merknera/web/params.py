@@ -1,9 +1,13 @@
-"""Reading ids, numbers, tokens and the encodings accepted from requests, for the API and
-the pages alike."""
+"""Reading ids, numbers, tokens, JSON bodies and the encodings accepted from requests, for
+the API and the pages alike."""
 
 from __future__ import annotations
 
 from aiohttp import web
+
+from merknera.games import JSON, JSONObject
+from merknera.guard import GUARD_KEY, BodyError
+from merknera.protocol import strict_json
 
 MAX_DIGITS = 18
 """Ids and numbers longer than this are no ids (SQLite's integers end at 19 digits)."""
@@ -56,3 +60,33 @@ def json_integer(value: object) -> int | None:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return None
+
+
+class BodyRefusedError(Exception):
+    """A request body that is not a JSON object of at most the size allowed: the HTTP
+    status to answer and why."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+async def json_object(request: web.Request, limit: int) -> JSONObject:
+    """The request's body, at most ``limit`` bytes within the guard's time, read by the
+    strict JSON reader, as a JSON object.
+
+    :raises BodyRefusedError: saying what is wrong with it.
+    """
+    try:
+        raw = await request.app[GUARD_KEY].read_body(request, limit)
+    except BodyError as exc:
+        raise BodyRefusedError(exc.status, exc.message) from None
+    try:
+        value: JSON = strict_json.loads(raw)
+    except strict_json.BadJSONError as exc:
+        raise BodyRefusedError(
+            400, f"the body must be a JSON object, and is not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise BodyRefusedError(400, "the body must be a JSON object")
+    return value

@@ -44,7 +44,7 @@ from aiohttp import web
 from yarl import URL
 
 from merknera.config import Config
-from merknera.games import CHANCE, JSON, REGISTRY, AnyGame, JSONObject, MoveError, Seat
+from merknera.games import CHANCE, REGISTRY, AnyGame, JSONObject, MoveError, Seat
 from merknera.gateways.guests import (
     GuestNameTakenError,
     GuestRefusedError,
@@ -53,7 +53,7 @@ from merknera.gateways.guests import (
     telling,
 )
 from merknera.gateways.tables import Table, Tables
-from merknera.guard import GUARD_KEY, BodyError
+from merknera.guard import GUARD_KEY
 from merknera.guard.clients import requested_host
 from merknera.names import (
     LONGEST_NAME,
@@ -63,12 +63,11 @@ from merknera.names import (
     Unnamed,
     read_claim,
 )
-from merknera.protocol import strict_json
 from merknera.protocol.bot_protocols import BotProtocol
 from merknera.refused import RefusedError
 from merknera.seats.polled import PolledHold
 from merknera.store.results import game_summary
-from merknera.web.params import json_integer
+from merknera.web.params import BodyRefusedError, json_integer, json_object
 from merknera.web.query import FLAG, ChoiceParam, error_text
 from merknera.web.site import CSP
 
@@ -143,16 +142,9 @@ def _game(tables: Tables, mnemonic: object) -> AnyGame:
 
 async def _body(request: web.Request) -> JSONObject:
     try:
-        raw = await request.app[GUARD_KEY].read_body(request, MAX_BODY)
-    except BodyError as exc:
+        return await json_object(request, MAX_BODY)
+    except BodyRefusedError as exc:
         raise _Refusal(exc.status, exc.message) from None
-    try:
-        value: JSON = strict_json.loads(raw)
-    except strict_json.BadJSONError as exc:
-        raise _Refusal(400, f"the body must be a JSON object, and is not JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise _Refusal(400, "the body must be a JSON object")
-    return value
 
 
 # -- the page -------------------------------------------------------------------------------

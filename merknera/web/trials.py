@@ -10,11 +10,9 @@ import aiohttp_jinja2
 from aiohttp import web
 
 from merknera.games import JSON, JSONObject
-from merknera.guard import GUARD_KEY, BodyError
-from merknera.protocol import strict_json
 from merknera.scheduler.trials import TrialError, Trials
 from merknera.web.api import viewer
-from merknera.web.params import bearer_token, whole_number
+from merknera.web.params import BodyRefusedError, bearer_token, json_object, whole_number
 from merknera.web.query import error_text
 
 routes = web.RouteTableDef()
@@ -49,16 +47,9 @@ async def _owner(request: web.Request) -> int:
 
 async def _body(request: web.Request) -> JSONObject:
     try:
-        raw = await request.app[GUARD_KEY].read_body(request, MAX_BODY)
-    except BodyError as exc:
+        return await json_object(request, MAX_BODY)
+    except BodyRefusedError as exc:
         raise _refused(exc.status, exc.message) from None
-    try:
-        value: JSON = strict_json.loads(raw)
-    except strict_json.BadJSONError as exc:
-        raise _refused(400, f"the body must be a JSON object, and is not JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise _refused(400, "the body must be a JSON object")
-    return value
 
 
 def _id(request: web.Request, what: str) -> int:
