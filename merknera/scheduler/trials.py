@@ -24,7 +24,7 @@ from merknera.scheduler.core import Scheduler
 from merknera.scheduler.registration import Registrar, RegistrationError
 from merknera.store import bots, logs, trials
 from merknera.store.bots import Bot, BotStatus
-from merknera.store.db import Connection
+from merknera.store.db import Connection, stamp_at
 from merknera.store.trials import Challenge, Duel, DuelTerms, PlayedGame
 
 log = logging.getLogger(__name__)
@@ -218,7 +218,7 @@ class Trials:
         if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_GAMES:
             raise TrialError(400, f'"games" must be a whole number from 1 to {MAX_GAMES}')
         config = self._arena.config.scheduling
-        since = _stamp_ago(3600)
+        since = stamp_at(time.time() - 3600)
 
         def create(conn: Connection) -> int:
             bot = _own_version(conn, user_id, name, version)
@@ -308,10 +308,13 @@ class Trials:
         duel = await self._owned_duel(user_id, duel_id)
         if duel.status != "RUNNING":
             raise TrialError(409, f"duel {duel_id} is {duel.status.lower()} already")
+        await self._stop(duel, "stopped by its owner")
+
+    async def _stop(self, duel: Duel, why: str) -> None:
+        """End a running duel undecided, on the pairs played so far."""
         played = await self._arena.db.read(functools.partial(
             trials.played, duel_id=duel.id, side=duel.candidate_id))
-        await self._end_duel(duel, "STOPPED", None, trials.pentanomial(played),
-                             "stopped by its owner")
+        await self._end_duel(duel, "STOPPED", None, trials.pentanomial(played), why)
 
     async def promote(self, user_id: int, duel_id: int) -> Bot:
         """The duel's candidate becomes the current version of its name (the duel stops
@@ -327,10 +330,7 @@ class Trials:
         if not candidate.candidate:
             raise TrialError(409, f"version {candidate.version} is current already")
         if duel.status == "RUNNING":
-            played = await self._arena.db.read(functools.partial(
-                trials.played, duel_id=duel.id, side=duel.candidate_id))
-            await self._end_duel(duel, "STOPPED", None, trials.pentanomial(played),
-                                 "its candidate was made current")
+            await self._stop(duel, "its candidate was made current")
         try:
             return await self._registrar.make_current(candidate)
         except RegistrationError as exc:
@@ -491,9 +491,3 @@ def _number(body: JSONObject, key: str, default: float, *, whole: bool = False) 
         kind = "a whole number" if whole else "a number"
         raise TrialError(400, f'"{key}" must be {kind}')
     return float(value)
-
-
-def _stamp_ago(seconds: float) -> str:
-    """The store's stamp (:func:`merknera.store.db.now`) of ``seconds`` ago, to the
-    second."""
-    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(time.time() - seconds))

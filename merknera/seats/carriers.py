@@ -25,15 +25,15 @@ class Carriers:
         self._carriers: dict[BotProtocol, Carrier] = {**called,
                           **{protocol: HeldCarrier(holder) for protocol, holder in held.items()}}
         self._watchers: list[CallWatcher] = []
+        for carrier in self._carriers.values():
+            if isinstance(carrier, CalledCarrier):
+                carrier.watchers = self._watchers  # one list: the carriers see each watcher
 
     def watch(self, watcher: CallWatcher) -> None:
         """Show ``watcher`` every call made from now on to a bot that is called (not a held
         client's turns): its games' calls, whose reply counts or not, and its pings
         (``merknera try`` follows a bot's calls so)."""
         self._watchers.append(watcher)
-        for carrier in self._carriers.values():
-            if isinstance(carrier, CalledCarrier):
-                carrier.watchers.append(watcher)
 
     def of(self, bot: Bot) -> Carrier:
         """The carrier that reaches ``bot``."""

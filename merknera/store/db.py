@@ -146,9 +146,19 @@ def now() -> str:
         seconds, millis = divmod(ms, 1000)
         if seconds != _last_second:  # and the date and time once per second
             _last_second = seconds
-            _second_text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+            _second_text = time.strftime(_STAMP_SECOND, time.gmtime(seconds))
         _last_stamp = f"{_second_text}.{millis:03d}Z"
     return _last_stamp
+
+
+_STAMP_SECOND = "%Y-%m-%dT%H:%M:%S"
+
+
+def stamp_at(seconds: float) -> str:
+    """The stamp of :func:`now`'s form for a moment (seconds since the epoch), to the
+    millisecond: what stamps are compared with (``created_at >= ...``)."""
+    whole, millis = divmod(int(seconds * 1000), 1000)
+    return f"{time.strftime(_STAMP_SECOND, time.gmtime(whole))}.{millis:03d}Z"
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

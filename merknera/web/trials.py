@@ -3,7 +3,7 @@ token to ask, anybody to read) and the duel's page ``/duels/N`` with its test's 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp_jinja2
@@ -80,14 +80,31 @@ async def create_challenge(request: web.Request) -> web.Response:
     return await _asked(request, Trials.challenge, Trials.challenge_view)
 
 
+async def _read(request: web.Request, what: str,
+                read: Callable[[Trials, int], Awaitable[JSONObject | None]]) -> web.Response:
+    """A challenge or a duel by the id in the path (404 if there is none)."""
+    trial_id = _id(request, what)
+    found = await read(request.app[TRIALS_KEY](), trial_id)
+    if found is None:
+        raise _refused(404, f"no {what} {trial_id}")
+    return web.json_response(found)
+
+
+async def _acted(request: web.Request,
+                 act: Callable[[Trials, int, int], Awaitable[JSONObject]]) -> web.Response:
+    """An owner's act on their duel of the id in the path, answered with what it gives."""
+    duel_id = _id(request, "duel")
+    user_id = await _owner(request)
+    try:
+        return web.json_response(await act(request.app[TRIALS_KEY](), user_id, duel_id))
+    except TrialError as exc:
+        raise _refused(exc.status, exc.message) from None
+
+
 @routes.get("/api/challenges/{id}")
 async def challenge_detail(request: web.Request) -> web.Response:
     """A challenge: its status, games, and the challenger's wins, draws and losses."""
-    challenge_id = _id(request, "challenge")
-    found = await request.app[TRIALS_KEY]().challenge_view(challenge_id)
-    if found is None:
-        raise _refused(404, f"no challenge {challenge_id}")
-    return web.json_response(found)
+    return await _read(request, "challenge", Trials.challenge_view)
 
 
 @routes.post("/api/duels")
@@ -99,38 +116,32 @@ async def create_duel(request: web.Request) -> web.Response:
 @routes.get("/api/duels/{id}")
 async def duel_detail(request: web.Request) -> web.Response:
     """A duel: its pairs, the sequential test's LLR and bounds, and the Elo estimate."""
-    duel_id = _id(request, "duel")
-    found = await request.app[TRIALS_KEY]().duel_view(duel_id)
-    if found is None:
-        raise _refused(404, f"no duel {duel_id}")
-    return web.json_response(found)
+    return await _read(request, "duel", Trials.duel_view)
+
+
+async def _stopped(trials: Trials, user_id: int, duel_id: int) -> JSONObject:
+    await trials.stop_duel(user_id, duel_id)
+    found = await trials.duel_view(duel_id)
+    assert found is not None
+    return found
+
+
+async def _promoted(trials: Trials, user_id: int, duel_id: int) -> JSONObject:
+    bot = await trials.promote(user_id, duel_id)
+    return {"id": bot.id, "name": bot.name, "version": bot.version,
+            "candidate": bot.candidate}
 
 
 @routes.delete("/api/duels/{id}")
 async def stop_duel(request: web.Request) -> web.Response:
     """Stop a duel of yours."""
-    duel_id = _id(request, "duel")
-    user_id = await _owner(request)
-    trials = request.app[TRIALS_KEY]()
-    try:
-        await trials.stop_duel(user_id, duel_id)
-    except TrialError as exc:
-        raise _refused(exc.status, exc.message) from None
-    return web.json_response(await trials.duel_view(duel_id))
+    return await _acted(request, _stopped)
 
 
 @routes.post("/api/duels/{id}/promote")
 async def promote(request: web.Request) -> web.Response:
     """Make a duel's candidate the current version of its bot."""
-    duel_id = _id(request, "duel")
-    user_id = await _owner(request)
-    trials = request.app[TRIALS_KEY]()
-    try:
-        bot = await trials.promote(user_id, duel_id)
-    except TrialError as exc:
-        raise _refused(exc.status, exc.message) from None
-    return web.json_response({"id": bot.id, "name": bot.name, "version": bot.version,
-                              "candidate": bot.candidate})
+    return await _acted(request, _promoted)
 
 
 @routes.get("/duels/{id}", name="duel")
